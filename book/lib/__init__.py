@@ -1,0 +1,18 @@
+"""seqbook: the shared library of *Sequence Models, from the Chain Rule to the Transformer*.
+
+Every chapter imports its models, data, plots and exercise checkers from here, so the
+text and the library cannot drift apart. Modules are small and named for one idea each:
+
+- :mod:`seqbook.seeding`      reproducible randomness (``seed_everything``, ``generator``)
+- :mod:`seqbook.device`       picking CUDA or CPU once
+- :mod:`seqbook.progress`     a progress bar for notebooks and terminals
+- :mod:`seqbook.vocab`        token <-> id mapping for characters and words
+- :mod:`seqbook.corpus`       real English text that ships with Python, and splits
+- :mod:`seqbook.synthetic`    a seeded source with a known entropy rate and a long-range dependency
+- :mod:`seqbook.ngram`        n-gram language models with add-alpha smoothing
+- :mod:`seqbook.plotting`     heatmaps, loss curves, animations for the website
+- :mod:`seqbook.interactive`  a widget in a live kernel, a static twin elsewhere
+- :mod:`seqbook.exercises`    checkers for the exercises of every chapter
+"""
+
+__version__ = "0.1.0"

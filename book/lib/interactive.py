@@ -1,0 +1,120 @@
+"""Interactive figures: ipywidgets sliders in a live kernel, a static twin on the website.
+
+``explore(render, n=[1, 2, 3], temperature=[0.5, 1.0])`` calls ``render(**values)``, which
+draws one matplotlib figure and returns it. In a live kernel the reader gets one slider per
+parameter. When ``SEQBOOK_STATIC=1`` (the website build sets it) every combination is drawn
+once, saved as an image, and shown with HTML range sliders and a few lines of JavaScript that
+swap the image, so the figure still moves on a page without a kernel.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import itertools
+import json
+import os
+import uuid
+from typing import Callable
+
+import matplotlib.pyplot as plt
+
+MAX_STATIC_FRAMES = 60
+
+
+def is_static() -> bool:
+    """True when figures should be rendered for a page without a kernel."""
+    return os.environ.get("SEQBOOK_STATIC") == "1"
+
+
+def _check_params(params: dict) -> dict[str, list]:
+    if not params:
+        raise ValueError("expected at least one parameter, e.g. explore(render, n=[1, 2, 3])")
+    out = {}
+    for name, values in params.items():
+        values = list(values) if not isinstance(values, (str, bytes)) else None
+        if not values:
+            raise ValueError(f"expected a non-empty list of values for parameter {name!r}")
+        out[name] = values
+    return out
+
+
+def _png(fig, dpi: int) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def static_explorer(render: Callable, dpi: int = 80, **params) -> str:
+    """HTML (with inline images and JavaScript) for every combination of ``params``."""
+    params = _check_params(params)
+    names = list(params)
+    combos = list(itertools.product(*params.values()))
+    if len(combos) > MAX_STATIC_FRAMES:
+        raise ValueError(f"{len(combos)} combinations would make a heavy page; expected at most "
+                         f"{MAX_STATIC_FRAMES}: use fewer values per parameter")
+    images = [_png(render(**dict(zip(names, combo))), dpi) for combo in combos]
+    uid = "explore-" + uuid.uuid4().hex[:8]
+    sizes = [len(params[n]) for n in names]
+    labels = [[str(v) for v in params[n]] for n in names]
+    controls = "".join(
+        f'<label style="margin-right:1.5em">{html.escape(n)} = <b id="{uid}-v{k}">{html.escape(labels[k][0])}</b> '
+        f'<input type="range" min="0" max="{sizes[k] - 1}" value="0" step="1" id="{uid}-s{k}" '
+        f'style="vertical-align:middle"></label>'
+        for k, n in enumerate(names))
+    script = f"""
+<script>
+(function() {{
+  var imgs = {json.dumps(images)}, sizes = {json.dumps(sizes)}, labels = {json.dumps(labels)};
+  function show() {{
+    var index = 0;
+    for (var k = 0; k < sizes.length; k++) {{
+      var v = parseInt(document.getElementById("{uid}-s" + k).value);
+      document.getElementById("{uid}-v" + k).textContent = labels[k][v];
+      index = index * sizes[k] + v;
+    }}
+    document.getElementById("{uid}-img").src = "data:image/png;base64," + imgs[index];
+  }}
+  for (var k = 0; k < sizes.length; k++) {{
+    document.getElementById("{uid}-s" + k).addEventListener("input", show);
+  }}
+}})();
+</script>"""
+    return (f'<div class="seqbook-explorer" id="{uid}"><div>{controls}</div>'
+            f'<img id="{uid}-img" src="data:image/png;base64,{images[0]}" style="max-width:100%"></div>'
+            + script)
+
+
+def live_explorer(render: Callable, **params):
+    """An ipywidgets control: one selection slider per parameter, redrawing on change."""
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    params = _check_params(params)
+    out = widgets.Output()
+    sliders = {n: widgets.SelectionSlider(options=v, value=v[0], description=n, continuous_update=False)
+               for n, v in params.items()}
+
+    def redraw(_=None):
+        with out:
+            out.clear_output(wait=True)
+            fig = render(**{n: s.value for n, s in sliders.items()})
+            display(fig)
+            plt.close(fig)
+
+    for s in sliders.values():
+        s.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([widgets.HBox(list(sliders.values())), out])
+
+
+def explore(render: Callable, **params):
+    """Show ``render`` with one control per parameter: live widgets, or the static twin."""
+    from IPython.display import HTML, display
+
+    if is_static():
+        display(HTML(static_explorer(render, **params)))
+    else:
+        display(live_explorer(render, **params))

@@ -1,0 +1,213 @@
+"""n-gram language models: counting, add-alpha smoothing, perplexity and sampling.
+
+An order-``n`` model makes the Markov assumption that a token depends only on the
+``n - 1`` tokens before it, and estimates ``p(token | context)`` by counting.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Hashable, Iterable, Sequence
+
+import numpy as np
+import torch
+
+from .seeding import generator, numpy_rng
+
+
+class _Boundary:
+    """Pads contexts at the start of a sequence; never a token the model predicts."""
+
+    def __repr__(self) -> str:
+        return "<s>"
+
+
+BOS = _Boundary()
+
+
+class NGramLM:
+    """An order-``n`` language model over any hashable tokens (ids, characters, words).
+
+    ``p(w | c) = (count(c, w) + alpha) / (count(c) + alpha * |V|)``. With ``alpha > 0`` every
+    context, seen or not, gets a distribution that sums to 1; with ``alpha = 0`` (maximum
+    likelihood) an unseen context falls back to the uniform distribution.
+    """
+
+    def __init__(self, n: int, alpha: float = 1.0):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"expected an integer order n >= 1, got {n!r}")
+        if not isinstance(alpha, (int, float)) or alpha < 0 or math.isnan(alpha):
+            raise ValueError(f"expected a smoothing constant alpha >= 0, got {alpha!r}")
+        self.n, self.alpha = n, float(alpha)
+        self.vocab: list[Hashable] = []
+        self._next: dict[tuple, Counter] = {}
+        self._totals: dict[tuple, int] = {}
+
+    def __repr__(self) -> str:
+        fitted = f", |V|={len(self.vocab)}, {len(self._next)} contexts seen" if self.vocab else ", not fitted"
+        return f"NGramLM(n={self.n}, alpha={self.alpha:g}{fitted})"
+
+    # -- fitting ---------------------------------------------------------------------------
+    def _padded(self, tokens: Sequence) -> list:
+        return [BOS] * (self.n - 1) + list(tokens)
+
+    def fit(self, tokens: Iterable[Hashable], vocab: Iterable[Hashable] | None = None) -> "NGramLM":
+        """Count every n-gram of ``tokens``. The vocabulary is the tokens seen plus ``vocab``."""
+        tokens = list(tokens)
+        if not tokens:
+            raise ValueError("expected a non-empty sequence of tokens to fit on")
+        self.vocab = list(dict.fromkeys(list(vocab or []) + tokens))
+        self._index = {t: i for i, t in enumerate(self.vocab)}
+        padded = self._padded(tokens)
+        ngrams = Counter(zip(*(padded[k:] for k in range(self.n))))
+        self._next, self._totals = {}, {}
+        for gram, count in ngrams.items():
+            ctx = gram[:-1]
+            self._next.setdefault(ctx, Counter())[gram[-1]] = count
+            self._totals[ctx] = self._totals.get(ctx, 0) + count
+        return self
+
+    def _require_fitted(self) -> None:
+        if not self.vocab:
+            raise RuntimeError("this NGramLM is not fitted yet: call .fit(tokens) first")
+
+    def _context(self, context: Sequence) -> tuple:
+        if isinstance(context, str) and not all(isinstance(t, str) and len(t) == 1 for t in self.vocab):
+            context = (context,)  # a single word given as the context
+        context = tuple(context)
+        if self.n == 1:
+            return ()
+        return tuple(self._padded(context)[-(self.n - 1):])
+
+    def _check_token(self, token) -> None:
+        if token not in self._index:
+            preview = ", ".join(repr(t) for t in self.vocab[:10])
+            raise ValueError(f"token {token!r} is not in the model's vocabulary of {len(self.vocab)} tokens "
+                             f"({preview}{', ...' if len(self.vocab) > 10 else ''}); "
+                             "pass vocab=... to fit() to include it")
+
+    # -- probabilities ----------------------------------------------------------------------
+    def prob(self, token: Hashable, context: Sequence = ()) -> float:
+        """p(token | last n-1 tokens of context); a short context is padded with ``<s>``."""
+        self._require_fitted()
+        self._check_token(token)
+        ctx = self._context(context)
+        total = self._totals.get(ctx, 0)
+        if total == 0 and self.alpha == 0:
+            return 1 / len(self.vocab)
+        return (self._next.get(ctx, {}).get(token, 0) + self.alpha) / (total + self.alpha * len(self.vocab))
+
+    def log_prob(self, token: Hashable, context: Sequence = ()) -> float:
+        """Natural log of :meth:`prob` (``-inf`` for an unseen n-gram when ``alpha = 0``)."""
+        p = self.prob(token, context)
+        return math.log(p) if p > 0 else -math.inf
+
+    def distribution(self, context: Sequence = ()) -> np.ndarray:
+        """p(. | context) over ``self.vocab`` as an array that sums to 1."""
+        self._require_fitted()
+        ctx = self._context(context)
+        total = self._totals.get(ctx, 0)
+        if total == 0 and self.alpha == 0:
+            return np.full(len(self.vocab), 1 / len(self.vocab))
+        counts = np.full(len(self.vocab), self.alpha)
+        for tok, c in self._next.get(ctx, {}).items():
+            counts[self._index[tok]] += c
+        return counts / counts.sum()
+
+    def token_log_probs(self, tokens: Sequence[Hashable]) -> np.ndarray:
+        """ln p(x_t | x_{t-n+1..t-1}) for every position, the first ones padded with ``<s>``."""
+        self._require_fitted()
+        tokens = list(tokens)
+        if not tokens:
+            raise ValueError("expected a non-empty sequence of tokens to score")
+        for t in set(tokens):
+            self._check_token(t)
+        padded = self._padded(tokens)
+        V, a = len(self.vocab), self.alpha
+        out = np.empty(len(tokens))
+        for i, tok in enumerate(tokens):
+            ctx = tuple(padded[i:i + self.n - 1])
+            total = self._totals.get(ctx, 0)
+            if total == 0 and a == 0:
+                p = 1 / V
+            else:
+                p = (self._next.get(ctx, {}).get(tok, 0) + a) / (total + a * V)
+            out[i] = math.log(p) if p > 0 else -math.inf
+        return out
+
+    def cross_entropy(self, tokens: Sequence[Hashable], base: float = 2.0) -> float:
+        """Average negative log-probability per token (bits per token by default)."""
+        return float(-self.token_log_probs(tokens).mean() / math.log(base))
+
+    def perplexity(self, tokens: Sequence[Hashable]) -> float:
+        """exp(average negative log-likelihood per token): the effective number of choices."""
+        return float(math.exp(-self.token_log_probs(tokens).mean()))
+
+    # -- generation -------------------------------------------------------------------------
+    def sample(self, length: int, seed: int = 0, temperature: float = 1.0, context: Sequence = ()) -> list:
+        """Draw ``length`` tokens, each from p(. | context)^(1/temperature), renormalised.
+
+        Temperature below 1 sharpens the distribution (towards the most likely token),
+        above 1 flattens it (towards uniform)."""
+        self._require_fitted()
+        if not isinstance(length, int) or length < 0:
+            raise ValueError(f"expected a non-negative integer length, got {length!r}")
+        if not isinstance(temperature, (int, float)) or not temperature > 0:
+            raise ValueError(f"expected a temperature > 0, got {temperature!r}")
+        rng = numpy_rng(seed)
+        history = list(context)
+        out = []
+        for _ in range(length):
+            p = apply_temperature(self.distribution(history), temperature)
+            tok = self.vocab[rng.choice(len(p), p=p)]
+            out.append(tok)
+            history.append(tok)
+        return out
+
+
+def apply_temperature(probs: np.ndarray, temperature: float) -> np.ndarray:
+    """``probs ** (1 / temperature)``, renormalised (computed in log space to avoid underflow)."""
+    probs = np.asarray(probs, dtype=float)
+    with np.errstate(divide="ignore"):
+        logits = np.log(probs) / temperature
+    logits -= logits.max()
+    w = np.exp(logits)
+    return w / w.sum()
+
+
+def bigram_count_matrix(ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    """Counts ``C[i, j]`` of id ``j`` following id ``i`` in a 1-d tensor of ids; shape (V, V)."""
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 1 or ids.dtype != torch.int64:
+        raise ValueError(f"expected a 1-d int64 tensor of ids, got "
+                         f"{type(ids).__name__} {tuple(getattr(ids, 'shape', ()))} {getattr(ids, 'dtype', '')}")
+    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError(f"expected ids in 0..{vocab_size - 1}, got ids from {int(ids.min())} to {int(ids.max())}")
+    pairs = ids[:-1] * vocab_size + ids[1:]
+    return torch.bincount(pairs, minlength=vocab_size * vocab_size).reshape(vocab_size, vocab_size)
+
+
+def train_softmax_bigram(counts: torch.Tensor, steps: int = 300, lr: float = 0.5, seed: int = 0,
+                         weight_decay: float = 0.0) -> tuple[torch.Tensor, list[float]]:
+    """Fit the bigram model as a one-layer network: a one-hot previous token times a (V, V)
+    weight matrix gives logits, and softmax gives p(next | previous).
+
+    The loss is the average negative log-likelihood of every pair in the data. Because a
+    one-hot input selects one row of the weights, that loss depends on the data only
+    through the pair counts, so training on ``counts`` is the same as training on every
+    pair, only faster. Returns the learned probabilities (V, V) and the loss per step.
+    """
+    if counts.dim() != 2 or counts.shape[0] != counts.shape[1]:
+        raise ValueError(f"expected a square (V, V) count matrix, got shape {tuple(counts.shape)}")
+    counts = counts.float()
+    V = counts.shape[0]
+    W = (0.01 * torch.randn(V, V, generator=generator(seed))).requires_grad_()
+    opt = torch.optim.Adam([W], lr=lr, weight_decay=weight_decay)
+    losses = []
+    for _ in range(steps):
+        loss = -(counts * torch.log_softmax(W, dim=1)).sum() / counts.sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return torch.softmax(W.detach(), dim=1), losses

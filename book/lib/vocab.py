@@ -1,0 +1,79 @@
+"""A vocabulary: the mapping between tokens (characters or words) and integer ids."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterable, Sequence
+
+import torch
+
+UNK = "<unk>"
+
+
+def tokenize(text: str, level: str = "char") -> list[str]:
+    """Split ``text`` into characters (``level="char"``) or lower-cased words and punctuation
+    (``level="word"``)."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected text as a str, got {type(text).__name__}")
+    if level == "char":
+        return list(text)
+    if level == "word":
+        return re.findall(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]", text.lower())
+    raise ValueError(f"expected level 'char' or 'word', got {level!r}")
+
+
+class Vocab:
+    """Tokens <-> ids, most frequent first.
+
+    With ``unknown=True`` (the default) the id 0 is reserved for ``<unk>`` and every token
+    not in the vocabulary maps to it; with ``unknown=False`` an unknown token is an error.
+    Tokens seen fewer than ``min_freq`` times are left out (and become ``<unk>``).
+    """
+
+    def __init__(self, tokens: Iterable[str], min_freq: int = 1, unknown: bool = True):
+        counts = Counter(tokens)
+        kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
+        self.unknown = unknown
+        self.itos: list[str] = ([UNK] if unknown else []) + [t for t in kept if t != UNK]
+        self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
+        self.counts = counts
+
+    @classmethod
+    def from_text(cls, text: str, level: str = "char", **kwargs) -> "Vocab":
+        return cls(tokenize(text, level), **kwargs)
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def __contains__(self, token) -> bool:
+        return token in self.stoi
+
+    def __repr__(self) -> str:
+        preview = ", ".join(repr(t) for t in self.itos[:8])
+        return f"Vocab({len(self)} tokens: {preview}{', ...' if len(self) > 8 else ''})"
+
+    def id_of(self, token: str) -> int:
+        if token in self.stoi:
+            return self.stoi[token]
+        if self.unknown:
+            return self.stoi[UNK]
+        raise KeyError(f"unknown token {token!r}: it is not among the vocabulary's {len(self)} tokens "
+                       "(build the Vocab with unknown=True to map such tokens to <unk>)")
+
+    def encode(self, tokens: Sequence[str]) -> list[int]:
+        """Token list (or a string, read as characters) -> list of ids."""
+        return [self.id_of(t) for t in tokens]
+
+    def decode(self, ids, sep: str = "") -> str:
+        """Ids (a list or a 1-d tensor) -> the tokens joined by ``sep``."""
+        if isinstance(ids, torch.Tensor):
+            if ids.dim() != 1:
+                raise ValueError(f"expected a 1-d tensor of ids, got shape {tuple(ids.shape)}")
+            ids = ids.tolist()
+        out = []
+        for i in ids:
+            if not 0 <= int(i) < len(self):
+                raise ValueError(f"id {i} is outside the vocabulary's range 0..{len(self) - 1}")
+            out.append(self.itos[int(i)])
+        return sep.join(out)
