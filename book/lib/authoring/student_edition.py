@@ -1,0 +1,142 @@
+"""The student edition: every chapter without its solutions, as notebooks and as a website.
+
+What is removed from each notebook:
+
+- the cells of a gated solution, from the ``{solution-start}`` cell to the ``{solution-end}`` cell,
+- markdown cells holding a ``{solution}`` directive,
+- any cell tagged ``solution`` (e.g. hidden checks that call the solution code).
+
+The exercises and their checkers stay. The website is built from notebooks that have already been
+executed (by the instructor website's build), so the student site shows the same figures without
+running anything again; the notebooks students download and run have no outputs.
+
+Usage: ``python -m seqbook.authoring.student_edition --out _build/student``
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+SOLUTION_TAG = "solution"
+_DIRECTIVE = r"^\s*(```+|:::+)\s*\{%s\}"
+_START, _END, _PLAIN = (re.compile(_DIRECTIVE % name, re.M) for name in ("solution-start", "solution-end", "solution"))
+
+
+def is_solution_cell(cell) -> bool:
+    return SOLUTION_TAG in cell.get("metadata", {}).get("tags", []) or (
+        cell.cell_type == "markdown" and bool(_PLAIN.search(cell.source)))
+
+
+def _partition(nb) -> tuple[list, list]:
+    """Split the cells of ``nb`` into (kept, solution) lists."""
+    kept, removed, inside = [], [], False
+    for cell in nb.cells:
+        md = cell.cell_type == "markdown"
+        if md and _START.search(cell.source):
+            if inside:
+                raise ValueError("a {solution-start} opens before the previous one was closed")
+            inside = True
+            removed.append(cell)
+        elif md and _END.search(cell.source):
+            if not inside:
+                raise ValueError("a {solution-end} without a {solution-start} before it")
+            inside = False
+            removed.append(cell)
+        elif inside or is_solution_cell(cell):
+            removed.append(cell)
+        else:
+            kept.append(cell)
+    if inside:
+        raise ValueError("a {solution-start} is never closed by a {solution-end}")
+    return kept, removed
+
+
+def strip_solutions(nb):
+    """A copy of notebook ``nb`` without solution cells. Raises ValueError on an unclosed solution."""
+    out = nbformat.from_dict(nb)
+    out.cells = _partition(nb)[0]
+    return out
+
+
+def solution_cells(nb) -> list:
+    """The cells that the student edition removes from ``nb``."""
+    return _partition(nb)[1]
+
+
+def clear_outputs(nb):
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def chapter_paths(root: Path = ROOT) -> list[Path]:
+    return sorted((root / "book").glob("ch*.ipynb"))
+
+
+def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = None) -> Path:
+    """Lay out the student book under ``out/site`` and the student notebooks under ``out/notebooks``.
+
+    ``executed`` is a folder of executed notebooks (the website build's ``_build/jupyter_execute``);
+    without it the student website executes the chapters itself."""
+    site, notebooks = out / "site", out / "notebooks"
+    for d in (site, notebooks):
+        if d.exists():
+            shutil.rmtree(d)
+    notebooks.mkdir(parents=True)
+    shutil.copytree(root / "book", site / "book",
+                    ignore=shutil.ignore_patterns("lib", "*.ipynb", ".ipynb_checkpoints", "__pycache__"))
+    shutil.copy(root / "_toc.yml", site / "_toc.yml")
+    config = yaml.safe_load((root / "_config.yml").read_text())
+    config["title"] += " (student edition)"
+    if executed is not None:
+        config["execute"]["execute_notebooks"] = "off"
+    (site / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    for path in chapter_paths(root):
+        source = executed / "book" / path.name if executed is not None else path
+        if not source.exists():
+            raise FileNotFoundError(f"expected an executed copy of {path.name} at {source}: build the website first")
+        student = strip_solutions(nbformat.read(source, as_version=4))
+        nbformat.write(student, site / "book" / path.name)
+        nbformat.write(clear_outputs(student), notebooks / path.name)
+    return site
+
+
+def build_site(site: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    env = {**os.environ, "SEQBOOK_STATIC": "1", "SEQBOOK_QUIET": "1", **(extra_env or {})}
+    jb = Path(sys.executable).with_name("jupyter-book")
+    return subprocess.run([str(jb), "build", str(site), "-W", "-n", "--keep-going"],
+                          env=env, capture_output=True, text=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "student")
+    parser.add_argument("--executed", type=Path, default=ROOT / "_build" / "jupyter_execute",
+                        help="executed notebooks from the website build (default: %(default)s); "
+                             "if missing, the student website executes the chapters itself")
+    parser.add_argument("--no-site", action="store_true", help="write the notebooks only")
+    args = parser.parse_args(argv)
+    executed = args.executed if (args.executed / "book").is_dir() else None
+    site = write_student_sources(args.out, executed=executed)
+    print(f"student notebooks written to {args.out / 'notebooks'}")
+    if args.no_site:
+        return 0
+    result = build_site(site)
+    print(result.stdout[-3000:], result.stderr[-3000:], sep="\n")
+    return result.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

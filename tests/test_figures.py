@@ -1,0 +1,89 @@
+"""Plotting helpers and the live/static interactive figure."""
+
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from seqbook import interactive  # noqa: E402
+from seqbook.plotting import animate, heatmap, loss_curves  # noqa: E402
+
+
+def teardown_function():
+    plt.close("all")
+
+
+def test_heatmap_labels_and_values():
+    ax = heatmap(np.arange(6).reshape(2, 3), row_labels=["a", "b"], col_labels=["x", "y", "z"],
+                 annotate=True, title="counts")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["x", "y", "z"]
+    assert ax.get_title() == "counts"
+    assert sorted(t.get_text() for t in ax.texts) == ["0.00", "1.00", "2.00", "3.00", "4.00", "5.00"]
+
+
+def test_heatmap_bad_input():
+    with pytest.raises(ValueError, match="2-d matrix"):
+        heatmap(np.zeros(3))
+    with pytest.raises(ValueError, match="expected 2 row labels, got 1"):
+        heatmap(np.zeros((2, 2)), row_labels=["a"])
+
+
+def test_loss_curves():
+    ax = loss_curves({"train": [3, 2, 1], "valid": [3, 2.5, 2.2]}, logy=True)
+    assert len(ax.lines) == 2 and ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["train", "valid"]
+    with pytest.raises(ValueError, match="at least one named curve"):
+        loss_curves({})
+
+
+def test_animate_makes_a_player_and_closes_the_figure():
+    fig, ax = plt.subplots()
+    (line,) = ax.plot([0, 1], [0, 0])
+    html = animate(fig, lambda k: line.set_ydata([0, k]), frames=3).data
+    assert "<input" in html and "anim" in html.lower()
+    assert len(re.findall(r"data:image/png;base64", html)) >= 3 or html.count("frames[") >= 3
+    assert not plt.fignum_exists(fig.number)
+
+
+def render(n, t):
+    fig, ax = plt.subplots(figsize=(2, 2))
+    ax.set_title(f"n={n} t={t}")
+    return fig
+
+
+def test_static_explorer_has_one_image_per_combination():
+    html = interactive.static_explorer(render, n=[1, 2, 3], t=[0.5, 1.0])
+    assert html.count('type="range"') == 2
+    images = re.search(r"var imgs = (\[.*?\])", html).group(1)
+    assert images.count('"') == 2 * 6
+    assert 'max="2"' in html and 'max="1"' in html
+    assert plt.get_fignums() == []  # every frame's figure was closed
+
+
+def test_static_explorer_limits_and_errors():
+    with pytest.raises(ValueError, match="at least one parameter"):
+        interactive.static_explorer(render)
+    with pytest.raises(ValueError, match="non-empty list of values for parameter 'n'"):
+        interactive.static_explorer(render, n=[], t=[1])
+    with pytest.raises(ValueError, match="at most 60"):
+        interactive.static_explorer(render, n=range(10), t=range(7))
+
+
+def test_explore_switches_on_environment(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    monkeypatch.setenv("SEQBOOK_STATIC", "1")
+    interactive.explore(render, n=[1, 2], t=[1])
+    assert "seqbook-explorer" in shown[-1].data
+    monkeypatch.setenv("SEQBOOK_STATIC", "0")
+    interactive.explore(render, n=[1, 2], t=[1])
+    box = shown[-1]
+    sliders = box.children[0].children
+    assert [s.description for s in sliders] == ["n", "t"]
+    sliders[0].value = 2  # moving a slider redraws without error
+    assert plt.get_fignums() == []
