@@ -28,6 +28,14 @@ def python_docs_text(lowercase: bool = True, ascii_only: bool = True) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def letters_and_space(text: str) -> str:
+    """``text`` reduced to Shannon's 27-symbol alphabet: lower-case a-z and one space between
+    words (every other character becomes a space, and runs of spaces collapse)."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected text as a str, got {type(text).__name__}")
+    return re.sub(r" +", " ", re.sub(r"[^a-z]", " ", text.lower())).strip()
+
+
 def split(seq: Sequence[T], fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)):
     """Cut ``seq`` into contiguous train / validation / test pieces (no shuffling: the
     pieces come from different parts of the text, as held-out text should)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
 
 import numpy as np
@@ -57,7 +58,7 @@ class NGramLM:
         tokens = list(tokens)
         if not tokens:
             raise ValueError("expected a non-empty sequence of tokens to fit on")
-        self.vocab = list(dict.fromkeys(list(vocab or []) + tokens))
+        self.vocab = list(dict.fromkeys(list(vocab if vocab is not None else []) + tokens))
         self._index = {t: i for i, t in enumerate(self.vocab)}
         padded = self._padded(tokens)
         ngrams = Counter(zip(*(padded[k:] for k in range(self.n))))
@@ -115,15 +116,21 @@ class NGramLM:
             counts[self._index[tok]] += c
         return counts / counts.sum()
 
-    def token_log_probs(self, tokens: Sequence[Hashable]) -> np.ndarray:
-        """ln p(x_t | x_{t-n+1..t-1}) for every position, the first ones padded with ``<s>``."""
+    def token_log_probs(self, tokens: Sequence[Hashable], temperature: float = 1.0) -> np.ndarray:
+        """ln p(x_t | x_{t-n+1..t-1}) for every position, the first ones padded with ``<s>``.
+
+        With ``temperature != 1`` each p(. | context) is first reshaped by
+        :func:`apply_temperature`, so that one can score the distribution one samples from."""
         self._require_fitted()
         tokens = list(tokens)
         if not tokens:
             raise ValueError("expected a non-empty sequence of tokens to score")
         for t in set(tokens):
             self._check_token(t)
+        _check_temperature(temperature)
         padded = self._padded(tokens)
+        if temperature != 1:
+            return self._tempered_log_probs(tokens, padded, temperature)
         V, a = len(self.vocab), self.alpha
         out = np.empty(len(tokens))
         for i, tok in enumerate(tokens):
@@ -136,13 +143,24 @@ class NGramLM:
             out[i] = math.log(p) if p > 0 else -math.inf
         return out
 
-    def cross_entropy(self, tokens: Sequence[Hashable], base: float = 2.0) -> float:
-        """Average negative log-probability per token (bits per token by default)."""
-        return float(-self.token_log_probs(tokens).mean() / math.log(base))
+    def _tempered_log_probs(self, tokens: list, padded: list, temperature: float) -> np.ndarray:
+        cache: dict[tuple, np.ndarray] = {}
+        out = np.empty(len(tokens))
+        with np.errstate(divide="ignore"):
+            for i, tok in enumerate(tokens):
+                ctx = tuple(padded[i:i + self.n - 1])
+                if ctx not in cache:
+                    cache[ctx] = np.log(apply_temperature(self.distribution(ctx), temperature))
+                out[i] = cache[ctx][self._index[tok]]
+        return out
 
-    def perplexity(self, tokens: Sequence[Hashable]) -> float:
+    def cross_entropy(self, tokens: Sequence[Hashable], base: float = 2.0, temperature: float = 1.0) -> float:
+        """Average negative log-probability per token (bits per token by default)."""
+        return float(-self.token_log_probs(tokens, temperature).mean() / math.log(base))
+
+    def perplexity(self, tokens: Sequence[Hashable], temperature: float = 1.0) -> float:
         """exp(average negative log-likelihood per token): the effective number of choices."""
-        return float(math.exp(-self.token_log_probs(tokens).mean()))
+        return float(math.exp(-self.token_log_probs(tokens, temperature).mean()))
 
     # -- generation -------------------------------------------------------------------------
     def sample(self, length: int, seed: int = 0, temperature: float = 1.0, context: Sequence = ()) -> list:
@@ -153,17 +171,22 @@ class NGramLM:
         self._require_fitted()
         if not isinstance(length, int) or length < 0:
             raise ValueError(f"expected a non-negative integer length, got {length!r}")
-        if not isinstance(temperature, (int, float)) or not temperature > 0:
-            raise ValueError(f"expected a temperature > 0, got {temperature!r}")
+        _check_temperature(temperature)
         rng = numpy_rng(seed)
-        history = list(context)
+        history = self._context(context)  # only the last n - 1 tokens matter
         out = []
         for _ in range(length):
             p = apply_temperature(self.distribution(history), temperature)
             tok = self.vocab[rng.choice(len(p), p=p)]
             out.append(tok)
-            history.append(tok)
+            history = (history + (tok,))[1:] if self.n > 1 else ()
         return out
+
+
+def _check_temperature(temperature) -> None:
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0 \
+            or not math.isfinite(temperature):
+        raise ValueError(f"expected a temperature > 0, got {temperature!r}")
 
 
 def apply_temperature(probs: np.ndarray, temperature: float) -> np.ndarray:
@@ -197,11 +220,13 @@ def train_softmax_bigram(counts: torch.Tensor, steps: int = 300, lr: float = 0.5
     through the pair counts, so training on ``counts`` is the same as training on every
     pair, only faster. Returns the learned probabilities (V, V) and the loss per step.
     """
-    if counts.dim() != 2 or counts.shape[0] != counts.shape[1]:
-        raise ValueError(f"expected a square (V, V) count matrix, got shape {tuple(counts.shape)}")
+    if not isinstance(counts, torch.Tensor) or counts.dim() != 2 or counts.shape[0] != counts.shape[1]:
+        raise ValueError(f"expected a square (V, V) count tensor, got "
+                         f"{type(counts).__name__} of shape {tuple(getattr(counts, 'shape', ()))}")
     counts = counts.float()
     V = counts.shape[0]
-    W = (0.01 * torch.randn(V, V, generator=generator(seed))).requires_grad_()
+    # Draw the initial weights on the CPU so that a seed gives the same start on any device.
+    W = (0.01 * torch.randn(V, V, generator=generator(seed))).to(counts.device).requires_grad_()
     opt = torch.optim.Adam([W], lr=lr, weight_decay=weight_decay)
     losses = []
     for _ in range(steps):
@@ -211,3 +236,81 @@ def train_softmax_bigram(counts: torch.Tensor, steps: int = 300, lr: float = 0.5
         opt.step()
         losses.append(loss.item())
     return torch.softmax(W.detach(), dim=1), losses
+
+
+# -- measuring what counting can and cannot see ---------------------------------------------
+def _ngram_counts(tokens: Sequence[Hashable], n: int) -> Counter:
+    return Counter(zip(*(tokens[k:] for k in range(n))))
+
+
+@dataclass
+class Sparsity:
+    """How thinly the n-grams of a training text cover the space of possible ones.
+
+    ``possible_contexts`` is ``|V|^(n-1)``; ``seen_contexts`` and ``seen_ngrams`` count the
+    distinct ones in the training text; ``singletons`` is the fraction of seen n-grams that
+    occur only once; ``unseen_ngrams`` and ``unseen_contexts`` are the fractions of held-out
+    positions whose n-gram (or whose context) never occurs in the training text, where a
+    maximum-likelihood model would give probability 0 (or have no estimate at all)."""
+
+    n: int
+    vocab_size: int
+    possible_contexts: int
+    seen_contexts: int
+    seen_ngrams: int
+    singletons: float
+    unseen_ngrams: float
+    unseen_contexts: float
+
+    @property
+    def context_coverage(self) -> float:
+        """Fraction of the possible contexts that the training text contains at least once."""
+        return self.seen_contexts / self.possible_contexts
+
+
+def ngram_sparsity(train: Sequence[Hashable], heldout: Sequence[Hashable], n: int,
+                   vocab_size: int | None = None) -> Sparsity:
+    """Measure :class:`Sparsity` of order-``n`` counts (no ``<s>`` padding: only full n-grams).
+
+    ``vocab_size`` defaults to the number of distinct tokens in ``train`` and ``heldout``."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"expected an integer order n >= 1, got {n!r}")
+    train, heldout = list(train), list(heldout)
+    if len(train) < n or len(heldout) < n:
+        raise ValueError(f"expected at least n={n} tokens of training and of held-out text, "
+                         f"got {len(train)} and {len(heldout)}")
+    V = vocab_size if vocab_size is not None else len(set(train) | set(heldout))
+    grams = _ngram_counts(train, n)
+    contexts = {g[:-1] for g in grams}
+    test = list(zip(*(heldout[k:] for k in range(n))))
+    return Sparsity(
+        n=n, vocab_size=V, possible_contexts=V ** (n - 1), seen_contexts=len(contexts),
+        seen_ngrams=len(grams),
+        singletons=sum(c == 1 for c in grams.values()) / len(grams),
+        unseen_ngrams=sum(g not in grams for g in test) / len(test),
+        unseen_contexts=sum(g[:-1] not in contexts for g in test) / len(test),
+    )
+
+
+def conditional_entropy(tokens: Sequence[Hashable], n: int) -> float:
+    """Shannon's F_N for N = ``n``: the entropy in bits of a token given the ``n - 1`` before it,
+    with every probability estimated by counting in ``tokens`` itself (an in-sample figure,
+    unlike a held-out cross-entropy). ``n = 1`` gives the entropy of the token frequencies."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"expected an integer order n >= 1, got {n!r}")
+    tokens = list(tokens)
+    if len(tokens) < n:
+        raise ValueError(f"expected at least n={n} tokens, got {len(tokens)}")
+    grams = _ngram_counts(tokens, n)
+    context_totals: Counter = Counter()
+    for g, c in grams.items():
+        context_totals[g[:-1]] += c
+    total = sum(grams.values())
+    return float(-sum(c / total * math.log2(c / context_totals[g[:-1]]) for g, c in grams.items()))
+
+
+def cross_entropy_by_order(train: Sequence[Hashable], heldout: Sequence[Hashable], orders: Iterable[int],
+                           alpha: float, vocab: Iterable[Hashable] | None = None) -> dict[int, float]:
+    """Held-out cross-entropy (bits per token) of an add-``alpha`` n-gram model for each order."""
+    vocab = list(vocab) if vocab is not None else None
+    return {n: NGramLM(n, alpha).fit(train, vocab=vocab).cross_entropy(heldout) for n in orders}

@@ -1,0 +1,323 @@
+"""Checkers for the exercises of chapter 1 (n-grams, perplexity, sampling, entropy rate).
+
+Every right answer is computed here from the exercise's data, never typed in, and every
+checker compares the student's answer with the usual mistakes first, so that a wrong
+answer gets a hint that names the mistake.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+from ..synthetic import LongRangeSource, _entropy
+from .core import Wrong, as_number, call, checker, close
+
+# -- the data of the exercises (the notebook's text quotes them) ----------------------------
+TINY_CORPUS = "the cat sat on the mat the cat ran"
+BIGRAM_QUERY = ("the", "cat")  # p_add-one(cat | the)
+CONTEXT_ALPHABET, CONTEXT_ORDER = 27, 5  # a character 5-gram over a-z and space
+ENTROPY_SOURCE = dict(lag=3, n_countries=2, n_fillers=2, stickiness=0.75, fidelity=0.9)
+
+__all__ = ["check_add_one_bigram", "check_perplexity", "check_temperature", "check_context_count",
+           "check_entropy_rate", "TINY_CORPUS", "BIGRAM_QUERY", "CONTEXT_ALPHABET", "CONTEXT_ORDER",
+           "ENTROPY_SOURCE"]
+
+
+def _match(value: float, right: float, wrongs: list[tuple[float, str]], rel: float, otherwise: str) -> str:
+    """Return a success message if ``value`` is ``right``; else raise Wrong with the hint of
+    the first typical mistake it equals, or ``otherwise``."""
+    if close(value, right, rel=rel):
+        return f"{value:.6g} is right."
+    for wrong, hint in wrongs:
+        if not close(wrong, right, rel=rel) and close(value, wrong, rel=rel):
+            raise Wrong(f"{value:.6g}: {hint}")
+    raise Wrong(f"{value:.6g} is not it. {otherwise}")
+
+
+def _function(func) -> None:
+    """Reject a placeholder or a non-function before calling it."""
+    if func is None or func is Ellipsis:
+        raise NotImplementedError
+    if not callable(func):
+        raise Wrong(f"expected a function, got {type(func).__name__} {func!r:.60}.")
+
+
+def _number(answer, what: str) -> float:
+    if isinstance(answer, str):
+        try:
+            return as_number(answer.strip(), what)
+        except Wrong:
+            raise Wrong(f"expected {what} as a number (e.g. 0.25 or 1/4 written as 1 / 4 in Python), "
+                        f"got the text {answer!r}.") from None
+    return as_number(answer, what)
+
+
+# -- exercise: add-one bigram probability by hand -------------------------------------------
+def _bigram_facts(corpus: str = TINY_CORPUS, query=BIGRAM_QUERY):
+    words = corpus.split()
+    pairs = Counter(zip(words, words[1:]))
+    context, word = query
+    return dict(pair=pairs[(context, word)], context=sum(c for (a, _), c in pairs.items() if a == context),
+                V=len(set(words)), N=len(words), n_pairs=len(words) - 1)
+
+
+@checker
+def check_add_one_bigram(answer) -> str:
+    """``answer``: p(cat | the) under add-one (Laplace) smoothing on :data:`TINY_CORPUS`."""
+    f = _bigram_facts()
+    c, ctx, V = f["pair"], f["context"], f["V"]
+    right = (c + 1) / (ctx + V)
+    value = _number(answer, "a probability")
+    wrongs = [
+        (c / ctx, "that is the maximum-likelihood estimate count(the cat) / count(the): no smoothing. "
+                  "Add 1 to every count in the row of 'the'."),
+        ((c + 1) / (ctx + 1), "you added 1 to the denominator once, but add-one adds 1 to each of the |V| "
+                              "counts in the row, so the denominator grows by |V|."),
+        ((c + 1) / ctx, "you smoothed the numerator only; the row must still sum to 1, so the "
+                        "denominator grows by |V|."),
+        (c / (ctx + V), "you added |V| to the denominator but forgot the +1 in the numerator "
+                        "(or you computed the joint frequency of the pair)."),
+        (c / f["N"], "that is how often the pair occurs among all tokens, a joint frequency; "
+                     "p(cat | the) divides by how often 'the' is a context."),
+        ((c + 1) / (f["N"] + V), "you divided by the number of tokens in the corpus; a conditional "
+                                 "probability divides by count(the) as a context."),
+        ((c + 1) / (f["n_pairs"] + V), "you divided by the number of bigrams in the corpus; a conditional "
+                                       "probability divides by count(the) as a context."),
+        ((c + 1) / (ctx + V + 1), "|V| is the number of distinct words in the corpus; count them again "
+                                  "(no start or end symbol here)."),
+        ((c + 1) / (ctx + V - 1), "|V| is the number of distinct words in the corpus; count them again."),
+        (100 * right, "that looks like a percentage; give the probability as a number between 0 and 1."),
+        (math.log(right), "that is the natural log of the probability; give the probability itself."),
+        (math.log2(right), "that is the log (base 2) of the probability; give the probability itself."),
+    ]
+    if value < 0 or value > 1:
+        for wrong, hint in wrongs[-3:]:
+            if close(value, wrong, rel=1e-2):
+                raise Wrong(f"{value:.6g}: {hint}")
+        raise Wrong(f"{value:.6g} is not a probability (expected a number between 0 and 1).")
+    return _match(value, right, wrongs, rel=1e-2,
+                  otherwise="Add-one: (count(the cat) + 1) / (count(the) + |V|), with |V| the number of "
+                            "distinct words.")
+
+
+# -- exercise: perplexity from per-token probabilities --------------------------------------
+_PERPLEXITY_CASES = [
+    np.array([0.5, 0.25, 0.125, 0.5]),
+    np.array([0.1, 0.9, 0.3, 0.05, 0.6, 0.2, 0.7]),
+    np.array([0.02]),
+    np.full(50, 0.25),  # a uniform model over 4 tokens: perplexity 4 at any length
+]
+
+
+def _perplexity_variants(p: np.ndarray) -> list[tuple[float, str]]:
+    ln, lg = np.log(p), np.log2(p)
+    return [
+        (math.exp(-ln.sum()), "that is exp(-sum of log-probabilities): you forgot the mean "
+                              "(divide by the number of tokens), so it grows with the text's length."),
+        (2 ** -lg.sum(), "that is 2^(-sum of log2-probabilities): you forgot the mean "
+                         "(divide by the number of tokens), so it grows with the text's length."),
+        (float(-ln.mean()), "that is the cross-entropy in nats; perplexity is its exponential."),
+        (float(-lg.mean()), "that is the cross-entropy in bits; perplexity is 2 to that power."),
+        (2 ** float(-ln.mean()), "mixed log bases: you took natural logs but raised 2 to the power; "
+                                 "use exp with ln, or 2** with log2."),
+        (math.exp(-lg.mean()), "mixed log bases: you took log2 but exponentiated with e; "
+                               "use exp with ln, or 2** with log2."),
+        (10 ** float(-ln.mean()), "mixed log bases: natural logs, but 10 to the power."),
+        (math.exp(ln.mean()), "that is the geometric mean probability, the inverse of perplexity: "
+                              "mind the minus sign."),
+        (float(1 / p.mean()), "that is one over the arithmetic mean of the probabilities; perplexity "
+                              "uses the geometric mean (average the logs)."),
+        (float((1 / p).mean()), "that is the arithmetic mean of 1/p; perplexity averages the log-"
+                                "probabilities, then exponentiates."),
+        (math.exp(-ln.sum() / (len(p) - 1)) if len(p) > 1 else math.nan,
+         "you divided by the number of tokens minus one; divide by the number of tokens."),
+    ]
+
+
+def _scalar(result, what: str) -> float:
+    if result is None:
+        raise Wrong(f"your function returned None: did you forget `return`? Expected {what}.")
+    if hasattr(result, "detach"):
+        result = result.detach().cpu()
+    if isinstance(result, (np.ndarray,)) or hasattr(result, "shape"):
+        arr = np.asarray(result)
+        if arr.size != 1:
+            raise Wrong(f"expected {what} (one number), got an array of shape {tuple(arr.shape)}; "
+                        "did you forget to average over the tokens?")
+        result = arr.reshape(()).item()
+    if isinstance(result, (list, tuple)):
+        raise Wrong(f"expected {what} (one number), got a {type(result).__name__} of {len(result)} items.")
+    if isinstance(result, str):
+        raise Wrong(f"expected {what} as a number, got the text {result!r}.")
+    return as_number(result, what)
+
+
+@checker
+def check_perplexity(perplexity) -> str:
+    """``perplexity(probs)``: probs is a 1-d array of p(x_t | context), one per token; returns
+    the perplexity of the sequence, exp(-mean(ln p))."""
+    _function(perplexity)
+    for p in _PERPLEXITY_CASES:
+        right = float(np.exp(-np.log(p).mean()))
+        value = _scalar(call(perplexity, p.copy()), "the perplexity")
+        if close(value, right, rel=1e-6):
+            continue
+        for wrong, hint in _perplexity_variants(p):
+            if not close(wrong, right, rel=1e-6) and close(value, wrong, rel=1e-6):
+                raise Wrong(f"for probs={np.round(p[:8], 3).tolist()}{'...' if len(p) > 8 else ''} you returned "
+                            f"{value:.6g}, expected {right:.6g}: {hint}")
+        raise Wrong(f"for probs={np.round(p[:8], 3).tolist()}{'...' if len(p) > 8 else ''} you returned "
+                    f"{value:.6g}, expected {right:.6g}. Perplexity is exp(-(1/T) * sum_t ln p_t).")
+    value = _scalar(call(perplexity, [0.5, 0.5]), "the perplexity")
+    if not close(value, 2.0, rel=1e-6):
+        raise Wrong(f"your function works on NumPy arrays but returned {value:.6g} for the plain list "
+                    "[0.5, 0.5] (expected 2): convert the input with np.asarray first.")
+    return "your perplexity agrees with exp(-mean ln p) on every test sequence, including a uniform " \
+           "model over 4 tokens (perplexity 4, whatever the length)."
+
+
+# -- exercise: temperature -----------------------------------------------------------------
+_TEMPERATURE_CASES = [
+    (np.array([0.5, 0.3, 0.15, 0.05]), 0.5),
+    (np.array([0.5, 0.3, 0.15, 0.05]), 2.0),
+    (np.array([0.7, 0.2, 0.1]), 1.0),
+    (np.array([0.05, 0.6, 0.25, 0.1]), 0.25),
+]
+
+
+def _normalise(w: np.ndarray) -> np.ndarray:
+    return w / w.sum()
+
+
+def _temperature_variants(p: np.ndarray, T: float) -> list[tuple[np.ndarray, str]]:
+    softmax = lambda z: _normalise(np.exp(z - z.max()))  # noqa: E731
+    return [
+        (_normalise(p ** T), "the exponent is upside down: use p ** (1 / T), so that T < 1 sharpens."),
+        (p ** (1 / T), "you forgot to renormalise: divide by the sum so that the result sums to 1."),
+        (p / T, "dividing probabilities by T only rescales them (and renormalising undoes it): divide "
+                "the log-probabilities by T, then exponentiate and renormalise."),
+        (p, "the distribution did not change: divide the log-probabilities (not the probabilities) by T."),
+        (softmax(p / T), "softmax(p / T) treats probabilities as logits; take the log first: "
+                         "softmax(log(p) / T)."),
+        (softmax(np.log(p) * T), "the log-probabilities must be divided by T, not multiplied."),
+        (np.log(_normalise(p ** (1 / T))), "those are log-probabilities; return the probabilities."),
+    ]
+
+
+def _vector(result, size: int) -> np.ndarray:
+    if result is None:
+        raise Wrong("your function returned None: did you forget `return`?")
+    if hasattr(result, "detach"):
+        result = result.detach().cpu().numpy()
+    try:
+        arr = np.asarray(result, dtype=float)
+    except (TypeError, ValueError):
+        raise Wrong(f"expected an array of {size} probabilities, got {type(result).__name__}.") from None
+    if arr.shape != (size,):
+        raise Wrong(f"expected an array of shape ({size},), the same shape as probs, got shape {arr.shape}.")
+    return arr
+
+
+@checker
+def check_temperature(with_temperature) -> str:
+    """``with_temperature(probs, T)``: probs a 1-d array summing to 1; returns p^(1/T), renormalised."""
+    _function(with_temperature)
+    for p, T in _TEMPERATURE_CASES:
+        right = _normalise(p ** (1 / T))
+        value = _vector(call(with_temperature, p.copy(), T), len(p))
+        if np.allclose(value, right, rtol=1e-5, atol=1e-8):
+            continue
+        where = f"for probs={p.tolist()} and T={T} you returned {np.round(value, 4).tolist()}, " \
+                f"expected {np.round(right, 4).tolist()}"
+        for wrong, hint in _temperature_variants(p, T):
+            if not np.allclose(wrong, right, rtol=1e-5) and np.allclose(value, wrong, rtol=1e-5, atol=1e-8):
+                raise Wrong(f"{where}: {hint}")
+        if np.isfinite(value).all() and not math.isclose(value.sum(), 1, rel_tol=1e-6):
+            raise Wrong(f"{where}: the result should sum to 1 (yours sums to {value.sum():.4g}).")
+        raise Wrong(f"{where}. Temperature reshapes p into p^(1/T) / sum(p^(1/T)).")
+    # A very low temperature on small probabilities underflows unless one works with logs.
+    tiny = _normalise(np.linspace(1.0, 2.0, 10_000))  # every p is about 1e-4, so p ** 100 underflows
+    try:
+        value = np.asarray(call(with_temperature, tiny.copy(), 0.01), dtype=float)
+        stable = value.shape == tiny.shape and bool(np.isfinite(value).all()) \
+            and abs(value.sum() - 1) < 1e-6 and int(value.argmax()) == len(tiny) - 1
+    except Exception:
+        stable = False
+    note = "" if stable else (" One caution: with T = 0.01 and probabilities near 1e-4 your version "
+                              "underflows (p ** 100 is 0, and 0 / 0 is nan); working in log space, "
+                              "exp((log p - max log p) / T), avoids it, as seqbook.ngram.apply_temperature does.")
+    return "your temperature matches p^(1/T) / sum p^(1/T) for T below, at and above 1." + note
+
+
+# -- exercise: how many contexts does a character 5-gram have? -----------------------------
+@checker
+def check_context_count(answer) -> str:
+    """``answer``: the number of possible contexts of a character ``CONTEXT_ORDER``-gram model
+    over ``CONTEXT_ALPHABET`` symbols."""
+    V, n = CONTEXT_ALPHABET, CONTEXT_ORDER
+    right = V ** (n - 1)
+    value = _number(answer, "a count of contexts")
+    wrongs = [
+        (V ** n, f"that is |V|^n = {V}^{n}, the number of possible {n}-grams; a context is the "
+                 f"n - 1 = {n - 1} characters before the one predicted."),
+        (V ** (n - 2), f"that is |V|^(n-2); the context of a {n}-gram holds n - 1 = {n - 1} characters."),
+        ((V - 1) ** (n - 1), f"that counts {V - 1} symbols: the alphabet has {V} (a-z and the space)."),
+        (V * (n - 1), f"that is |V| * (n - 1): each of the {n - 1} positions can hold any of {V} symbols "
+                      "independently, so the counts multiply."),
+        (V * n, "that is |V| * n: the choices of the positions multiply, they do not add."),
+        ((n - 1) ** V, "base and exponent are swapped: it is |V|^(n-1)."),
+        (n ** V, "base and exponent are swapped: it is |V|^(n-1)."),
+        (V ** n - V ** (n - 1), "just the contexts: |V|^(n-1)."),
+        (math.comb(V, n - 1), "order matters in a context ('ab' is not 'ba') and symbols can repeat: "
+                              "it is |V|^(n-1), not a binomial coefficient."),
+    ]
+    if value != int(value):
+        raise Wrong(f"{value:g}: a number of contexts is a whole number.")
+    return _match(value, right, wrongs, rel=1e-9,
+                  otherwise=f"Each of the n - 1 = {n - 1} context positions can hold any of the {V} symbols.")
+
+
+# -- exercise: the entropy rate of the synthetic source by hand -----------------------------
+@checker
+def check_entropy_rate(answer) -> str:
+    """``answer``: the entropy rate in bits per token of ``LongRangeSource(**ENTROPY_SOURCE)``."""
+    src = LongRangeSource(**ENTROPY_SOURCE)
+    right = src.entropy_rate()
+    L, lag = src.sentence_length, src.lag
+    h_country = math.log2(len(src.countries))
+    h_first = math.log2(len(src.fillers))
+    h_step = _entropy(src.filler_transitions[0])
+    h_lang = _entropy(src.language_given_country[0])
+    sentence = h_country + h_first + (lag - 2) * h_step + h_lang
+    value = _number(answer, "an entropy rate in bits per token")
+    wrongs = [
+        (sentence, f"that is the entropy of a whole sentence; the rate is per token, so divide by the "
+                   f"sentence length lag + 1 = {L}."),
+        (sentence / lag, f"you divided by lag = {lag}; a sentence has lag + 1 = {L} tokens "
+                         "(the country, lag - 1 fillers and the language)."),
+        (sentence / (L + 1), f"a sentence has lag + 1 = {L} tokens; divide by {L}."),
+        (right * math.log(2), "that is in nats; the question asks for bits (use log base 2)."),
+        (right / math.log2(10), "that is in bans (log base 10); the question asks for bits."),
+        ((h_country + h_first + (lag - 2) * h_step + math.log2(len(src.languages))) / L,
+         "the language is not uniform: it is the country's own language with probability fidelity, "
+         "so its entropy is H(fidelity, the rest spread evenly), not log2 of the number of languages."),
+        ((h_country + h_first + (lag - 2) * h_step) / L,
+         "the language is not certain: with probability 1 - fidelity it is another one, which costs "
+         "H(fidelity, ...) bits."),
+        ((h_country + h_first + (lag - 2) * h_first + h_lang) / L,
+         "the fillers after the first are not uniform: they follow a sticky Markov chain, so each costs "
+         "H(stickiness, the rest spread evenly) bits."),
+        ((h_country + (lag - 1) * h_step + h_lang) / L,
+         "the first filler has no previous filler to stick to: it is uniform."),
+        ((h_country + h_first + (lag - 1) * h_step + h_lang) / L,
+         f"there are lag - 1 = {lag - 1} fillers: the first uniform, then lag - 2 = {lag - 2} transitions."),
+        ((h_country + h_first + (lag - 2) * h_step + h_lang + h_country) / L,
+         "the country is counted once: the language depends on it, it does not repeat it."),
+    ]
+    return _match(value, right, wrongs, rel=5e-3,
+                  otherwise="Add up the entropy of each position of a sentence given what came before "
+                            "(country, first filler, each further filler, language), then divide by the "
+                            "sentence length.")

@@ -1,0 +1,262 @@
+"""The checkers of chapter 1: right answers pass, typical wrong ones fail with the hint that
+names the mistake, and junk (None, text, a function that raises, a stub) never raises."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from seqbook.exercises import ch01
+from seqbook.exercises.core import Verdict
+from seqbook.ngram import NGramLM, apply_temperature
+from seqbook.synthetic import LongRangeSource
+
+
+def stub(*args):
+    raise NotImplementedError
+
+
+def raises(*args):
+    raise ZeroDivisionError("oops")
+
+
+JUNK = [None, ..., "hello", raises, stub, [1, 2], {"a": 1}, float("nan")]
+
+
+def verdict_of(check, answer, capsys) -> Verdict:
+    v = check(answer)
+    out = capsys.readouterr().out
+    assert isinstance(v, Verdict)
+    assert out.startswith("✅" if v.passed else "❌"), out  # the verdict is printed
+    return v
+
+
+# -- add-one bigram ---------------------------------------------------------------------------
+def test_add_one_right_answer_is_computed_from_the_corpus(capsys):
+    # Independent route: the library's NGramLM with alpha = 1 on the same words.
+    words = ch01.TINY_CORPUS.split()
+    p = NGramLM(2, alpha=1).fit(words).prob("cat", ["the"])
+    # NGramLM pads with <s>, which adds a ('<s>', 'the') bigram but does not touch the row of 'the'.
+    assert verdict_of(ch01.check_add_one_bigram, p, capsys)
+    assert verdict_of(ch01.check_add_one_bigram, 1 / 3, capsys)
+    assert verdict_of(ch01.check_add_one_bigram, 0.333, capsys)  # rounded by hand
+    assert verdict_of(ch01.check_add_one_bigram, "0.3333", capsys)
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (2 / 3, "no smoothing"),
+    (3 / 4, "grows by |V|"),
+    (1.0, "numerator only"),
+    (2 / 9, "forgot the +1"),
+    (3 / 15, "number of tokens"),
+    (3 / 14, "number of bigrams"),
+    (3 / 10, "distinct words"),
+    (100 / 3, "percentage"),
+    (math.log(1 / 3), "natural log"),
+    (math.log2(1 / 3), "base 2"),
+    (0.5, "Add-one: (count(the cat) + 1)"),
+    (1.5, "not a probability"),
+])
+def test_add_one_recognises_typical_mistakes(answer, hint, capsys):
+    v = verdict_of(ch01.check_add_one_bigram, answer, capsys)
+    assert not v and hint in v.message, v.message
+
+
+@pytest.mark.parametrize("junk", JUNK + [torch.tensor([0.1, 0.2]), True])
+def test_add_one_never_raises_on_junk(junk, capsys):
+    assert not verdict_of(ch01.check_add_one_bigram, junk, capsys)
+
+
+def test_placeholders_say_so(capsys):
+    for check in (ch01.check_add_one_bigram, ch01.check_context_count, ch01.check_entropy_rate,
+                  ch01.check_perplexity, ch01.check_temperature):
+        for placeholder in (None, ..., stub):
+            v = verdict_of(check, placeholder, capsys)
+            assert not v
+            if check in (ch01.check_perplexity, ch01.check_temperature) or placeholder is not stub:
+                assert "placeholder" in v.message, (check.__name__, v.message)
+
+
+def test_text_answer_gets_a_hint(capsys):
+    v = verdict_of(ch01.check_add_one_bigram, "one third", capsys)
+    assert not v and "as a number" in v.message
+
+
+# -- perplexity -------------------------------------------------------------------------------
+def right_perplexity(probs):
+    return float(np.exp(-np.mean(np.log(probs))))
+
+
+def test_perplexity_accepts_right_answers_written_differently(capsys):
+    assert verdict_of(ch01.check_perplexity, right_perplexity, capsys)
+    assert verdict_of(ch01.check_perplexity, lambda p: 2 ** -np.mean(np.log2(p)), capsys)
+    assert verdict_of(ch01.check_perplexity, lambda p: np.prod(np.asarray(p)) ** (-1 / len(p)), capsys)
+    assert verdict_of(ch01.check_perplexity,
+                      lambda p: torch.exp(-torch.log(torch.as_tensor(p, dtype=torch.float64)).mean()), capsys)
+
+
+def test_perplexity_agrees_with_the_library(capsys):
+    # The checker's notion of perplexity is NGramLM.perplexity applied to per-token probabilities.
+    src = LongRangeSource()
+    tokens = src.sample(600, seed=3)
+    model = NGramLM(2, alpha=0.5).fit(tokens)
+    probs = np.exp(model.token_log_probs(tokens))
+    assert math.isclose(right_perplexity(probs), model.perplexity(tokens), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("func, hint", [
+    (lambda p: np.exp(-np.sum(np.log(p))), "forgot the mean"),
+    (lambda p: 2 ** -np.sum(np.log2(p)), "forgot the mean"),
+    (lambda p: -np.mean(np.log(p)), "cross-entropy in nats"),
+    (lambda p: -np.mean(np.log2(p)), "cross-entropy in bits"),
+    (lambda p: 2 ** -np.mean(np.log(p)), "mixed log bases"),
+    (lambda p: np.exp(-np.mean(np.log2(p))), "mixed log bases"),
+    (lambda p: np.exp(np.mean(np.log(p))), "minus sign"),
+    (lambda p: 1 / np.mean(p), "arithmetic mean of the probabilities"),
+    (lambda p: np.mean(1 / np.asarray(p)), "arithmetic mean of 1/p"),
+    (lambda p: np.exp(-np.sum(np.log(p)) / (len(p) - 1)), "minus one"),
+    (lambda p: -np.log(p), "did you forget to average"),
+    (lambda p: None, "forget `return`"),
+    (lambda p: "4", "expected the perplexity"),
+    (lambda p: len(p) + 0.5, "Perplexity is exp"),
+    (lambda p: np.exp(-(np.log(p)).mean()) if isinstance(p, np.ndarray) else 0.0, "plain list"),
+    (lambda: 1.0, "TypeError"),
+    (raises, "ZeroDivisionError"),
+])
+def test_perplexity_recognises_typical_mistakes(func, hint, capsys):
+    v = verdict_of(ch01.check_perplexity, func, capsys)
+    assert not v and hint in v.message, v.message
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_perplexity_never_raises_on_junk(junk, capsys):
+    assert not verdict_of(ch01.check_perplexity, junk, capsys)
+
+
+# -- temperature ------------------------------------------------------------------------------
+def stable_temperature(p, T):
+    logits = np.log(np.asarray(p, dtype=float)) / T
+    w = np.exp(logits - logits.max())
+    return w / w.sum()
+
+
+def naive_temperature(p, T):
+    w = np.asarray(p, dtype=float) ** (1 / T)
+    return w / w.sum()
+
+
+def test_temperature_accepts_right_answers(capsys):
+    v = verdict_of(ch01.check_temperature, stable_temperature, capsys)
+    assert v and "caution" not in v.message
+    assert verdict_of(ch01.check_temperature, apply_temperature, capsys)
+    assert verdict_of(ch01.check_temperature, lambda p, T: torch.softmax(torch.log(torch.tensor(p)) / T, 0),
+                      capsys)
+
+
+def test_temperature_naive_version_passes_with_a_caution(capsys):
+    v = verdict_of(ch01.check_temperature, naive_temperature, capsys)
+    assert v and "underflows" in v.message
+
+
+@pytest.mark.parametrize("func, hint", [
+    (lambda p, T: naive_temperature(p, 1 / T), "upside down"),
+    (lambda p, T: np.asarray(p) ** (1 / T), "renormalise"),
+    (lambda p, T: np.asarray(p) / T, "only rescales"),
+    (lambda p, T: np.asarray(p), "did not change"),
+    (lambda p, T: stable_temperature(np.exp(p), T), "treats probabilities as logits"),
+    (lambda p, T: stable_temperature(p, 1 / T) if T != 1 else p, "upside down"),
+    (lambda p, T: np.log(naive_temperature(p, T)), "log-probabilities"),
+    (lambda p, T: naive_temperature(p, T)[:-1], "shape"),
+    (lambda p, T: 1.0, "shape"),
+    (lambda p, T: None, "forget `return`"),
+    (lambda p, T: "abc", "expected an array"),
+    (lambda p, T: naive_temperature(p, T) * 2, "sum to 1"),
+    (lambda p, T: np.sort(naive_temperature(p, T)), "Temperature reshapes"),
+    (lambda p: p, "TypeError"),
+    (raises, "ZeroDivisionError"),
+])
+def test_temperature_recognises_typical_mistakes(func, hint, capsys):
+    v = verdict_of(ch01.check_temperature, func, capsys)
+    assert not v and hint in v.message, v.message
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_temperature_never_raises_on_junk(junk, capsys):
+    assert not verdict_of(ch01.check_temperature, junk, capsys)
+
+
+# -- number of contexts -----------------------------------------------------------------------
+def test_context_count_right_answer(capsys):
+    V, n = ch01.CONTEXT_ALPHABET, ch01.CONTEXT_ORDER
+    assert (V, n) == (27, 5)
+    assert verdict_of(ch01.check_context_count, 531441, capsys)
+    assert verdict_of(ch01.check_context_count, 27 ** 4, capsys)
+    assert verdict_of(ch01.check_context_count, np.int64(27) ** 4, capsys)
+    assert verdict_of(ch01.check_context_count, "531441", capsys)
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (27 ** 5, "number of possible 5-grams"),
+    (27 ** 3, "n-2"),
+    (26 ** 4, "26 symbols"),
+    (27 * 4, "multiply"),
+    (27 * 5, "do not add"),
+    (4 ** 27, "swapped"),
+    (5 ** 27, "swapped"),
+    (27 ** 5 - 27 ** 4, "just the contexts"),
+    (math.comb(27, 4), "binomial"),
+    (531441.5, "whole number"),
+    (1000, "context positions"),
+])
+def test_context_count_recognises_typical_mistakes(answer, hint, capsys):
+    v = verdict_of(ch01.check_context_count, answer, capsys)
+    assert not v and hint in v.message, v.message
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_context_count_never_raises_on_junk(junk, capsys):
+    assert not verdict_of(ch01.check_context_count, junk, capsys)
+
+
+# -- entropy rate -----------------------------------------------------------------------------
+def by_hand():
+    # The exercise's parameters, worked as a student would: lag 3 means sentences of 4 tokens.
+    p = ch01.ENTROPY_SOURCE
+    assert p == dict(lag=3, n_countries=2, n_fillers=2, stickiness=0.75, fidelity=0.9)
+    H = lambda *q: -sum(x * math.log2(x) for x in q)  # noqa: E731
+    return (1 + 1 + H(0.75, 0.25) + H(0.9, 0.1)) / 4
+
+
+def test_entropy_rate_right_answer(capsys):
+    assert verdict_of(ch01.check_entropy_rate, by_hand(), capsys)
+    assert verdict_of(ch01.check_entropy_rate, round(by_hand(), 3), capsys)
+    # the by-hand route agrees with the source's exact formula and with a long sample
+    src = LongRangeSource(**ch01.ENTROPY_SOURCE)
+    assert math.isclose(by_hand(), src.entropy_rate(), rel_tol=1e-12)
+    sample = src.sample(200_000, seed=0)
+    assert abs(-src.true_log2_probs(sample).mean() - by_hand()) < 0.01
+
+
+@pytest.mark.parametrize("transform, hint", [
+    (lambda h: 4 * h, "whole sentence"),
+    (lambda h: 4 * h / 3, "divided by lag"),
+    (lambda h: 4 * h / 5, "divide by 4"),
+    (lambda h: h * math.log(2), "nats"),
+    (lambda h: h / math.log2(10), "bans"),
+    (lambda h: (4 * h - 0.4689955935892812 + 1) / 4, "not uniform"),
+    (lambda h: (4 * h - 0.4689955935892812) / 4, "not certain"),
+    (lambda h: (4 * h - 0.8112781244591328 + 1) / 4, "sticky Markov chain"),
+    (lambda h: (4 * h - 1 + 0.8112781244591328) / 4, "first filler"),
+    (lambda h: (4 * h + 0.8112781244591328) / 4, "lag - 1 = 2 fillers"),
+    (lambda h: (4 * h + 1) / 4, "counted once"),
+    (lambda h: 0.5, "Add up"),
+])
+def test_entropy_rate_recognises_typical_mistakes(transform, hint, capsys):
+    v = verdict_of(ch01.check_entropy_rate, transform(by_hand()), capsys)
+    assert not v and hint in v.message, v.message
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_entropy_rate_never_raises_on_junk(junk, capsys):
+    assert not verdict_of(ch01.check_entropy_rate, junk, capsys)
