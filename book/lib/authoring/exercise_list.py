@@ -1,0 +1,77 @@
+"""The list of every chapter's exercises, for the instructor page.
+
+``python -m seqbook.authoring.exercise_list --write`` regenerates the table between the markers in
+``book/instructors.md``; a test checks that the table there is current.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[3]
+PAGE = ROOT / "book" / "instructors.md"
+BEGIN, END = "<!-- exercise-list:begin -->", "<!-- exercise-list:end -->"
+_EXERCISE = re.compile(r"^\s*(?:```+|:::+)\s*\{exercise\}\s*(?P<title>.*?)\s*\n(?P<body>.*)", re.M | re.S)
+_LABEL = re.compile(r"^:label:\s*(\S+)", re.M)
+_CHECKER = re.compile(r"\b(check_\w+)\s*\(")
+
+
+def exercises(path: Path) -> list[dict]:
+    """Each exercise of a chapter: its label, title and the checker called in the next code cell."""
+    nb = nbformat.read(path, as_version=4)
+    found = []
+    for i, cell in enumerate(nb.cells):
+        m = _EXERCISE.search(cell.source) if cell.cell_type == "markdown" else None
+        if not m:
+            continue
+        label = _LABEL.search(m.group("body"))
+        checker = None
+        for nxt in nb.cells[i + 1:]:
+            if nxt.cell_type == "markdown":
+                if _EXERCISE.search(nxt.source) or "{solution" in nxt.source:
+                    break
+                continue
+            if "solution" not in nxt.metadata.get("tags", []):
+                hit = _CHECKER.search(nxt.source)
+                if hit:
+                    checker = hit.group(1)
+                    break
+        found.append({"label": label.group(1) if label else None, "title": m.group("title"), "checker": checker})
+    return found
+
+
+def table(root: Path = ROOT) -> str:
+    rows = ["| chapter | exercise | checker |", "| --- | --- | --- |"]
+    for path in sorted((root / "book").glob("ch*.ipynb")):
+        chapter = int(re.match(r"ch(\d+)", path.name).group(1))
+        for ex in exercises(path):
+            ref = f"{{ref}}`{ex['label']}`" if ex["label"] else ex["title"]
+            check = f"`{ex['checker']}`" if ex["checker"] else "(derivation or by hand: see solution)"
+            rows.append(f"| {chapter} | {ref} | {check} |")
+    return "\n".join(rows)
+
+
+def current_page_table(page: Path = PAGE) -> str:
+    text = page.read_text()
+    return text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip()
+
+
+def write(page: Path = PAGE) -> None:
+    text = page.read_text()
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    page.write_text(text[:start] + "\n" + table() + "\n" + text[end:])
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--write", action="store_true", help=f"update the table in {PAGE.relative_to(ROOT)}")
+    args = parser.parse_args()
+    if args.write:
+        write()
+    print(table())
+    sys.exit(0)

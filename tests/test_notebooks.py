@@ -1,0 +1,71 @@
+"""Hygiene of the committed notebooks: no outputs, the current set-up cell first, hidden checks,
+exercises with solutions, and an instructor page that lists every exercise.
+(nbval, run by `make test` over book/*.ipynb, executes them.)"""
+
+import re
+
+import nbformat
+import pytest
+import yaml
+
+from seqbook.authoring import exercise_list, setup_cell
+from seqbook.authoring.student_edition import ROOT, chapter_paths, solution_cells, strip_solutions
+
+CHAPTERS = chapter_paths()
+
+
+def test_every_chapter_in_the_toc_exists_and_vice_versa():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    listed = {c["file"] for part in toc["parts"] for c in part["chapters"] if "/ch" in c["file"]}
+    assert listed == {f"book/{p.stem}" for p in CHAPTERS}
+    assert CHAPTERS, "no chapter notebooks found"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_committed_without_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    dirty = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and (c.outputs or c.execution_count)]
+    assert not dirty, f"{path.name}: cells {dirty} carry outputs; clear them before committing"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_first_code_cell_is_the_current_setup_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    cell = setup_cell.first_code_cell(nb)
+    assert cell.source == setup_cell.setup_source(), (
+        f"{path.name}: run `python -m seqbook.authoring.setup_cell` to refresh its set-up cell")
+    assert setup_cell.repository_url() in cell.source
+
+
+def test_setup_cell_installs_only_in_colab():
+    src = setup_cell.setup_source("https://example.org/x")
+    ns = {}
+    exec(src, ns)  # outside Colab this must do nothing (and not fail)
+    assert "if 'google.colab' in sys.modules:" in src and "git+https://example.org/x" in src
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_claims_are_checked_by_hidden_cells(path):
+    nb = nbformat.read(path, as_version=4)
+    hidden = [c for c in nb.cells if c.cell_type == "code" and "remove-cell" in c.metadata.get("tags", [])]
+    asserts = sum(len(re.findall(r"^\s*assert\b", c.source, re.M)) for c in hidden)
+    assert asserts >= 5, f"{path.name} has only {asserts} hidden assertions"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_at_least_five_exercises_each_with_a_solution(path):
+    nb = nbformat.read(path, as_version=4)
+    exercises = exercise_list.exercises(path)
+    assert len(exercises) >= 5
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for ex in exercises:
+        assert ex["label"], f"{path.name}: exercise {ex['title']!r} has no :label:"
+        assert re.search(r"\{solution(?:-start)?\}\s*" + re.escape(ex["label"]), text), (
+            f"{path.name}: exercise {ex['label']} has no solution")
+    assert any(ex["checker"] for ex in exercises), f"{path.name}: no exercise has a checker"
+    assert solution_cells(nb) and len(strip_solutions(nb).cells) < len(nb.cells)
+
+
+def test_instructor_page_lists_every_exercise():
+    assert exercise_list.current_page_table() == exercise_list.table(), (
+        "run `python -m seqbook.authoring.exercise_list --write` to update book/instructors.md")

@@ -1,0 +1,55 @@
+"""Removing solutions from a notebook (unit level; the whole edition is tested with the website)."""
+
+import nbformat
+import pytest
+
+from seqbook.authoring.student_edition import clear_outputs, solution_cells, strip_solutions
+
+C, M = nbformat.v4.new_code_cell, nbformat.v4.new_markdown_cell
+
+
+def notebook(*cells):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = list(cells)
+    return nb
+
+
+def test_removes_gated_plain_and_tagged_solutions():
+    nb = notebook(
+        M("```{exercise} A\n:label: a\n\nDo it.\n```"),
+        C("answer = ...\ncheck(answer)"),
+        M("```{solution-start} a\n:class: dropdown\n```"),
+        C("answer = 42  # GATED"),
+        M("Because 42. GATED TEXT"),
+        M("```{solution-end}\n```"),
+        C("assert check(answer)", metadata={"tags": ["remove-cell", "solution"]}),
+        M("```{exercise} B\n:label: b\n```"),
+        M(":::{solution} b\nPLAIN SOLUTION\n:::"),
+        M("Text after."),
+    )
+    student = strip_solutions(nb)
+    text = "\n".join(c.source for c in student.cells)
+    assert [c.source.splitlines()[0] for c in student.cells] == [
+        "```{exercise} A", "answer = ...", "```{exercise} B", "Text after."]
+    for secret in ("GATED", "PLAIN SOLUTION", "assert check", "solution"):
+        assert secret not in text
+    assert len(solution_cells(nb)) == 6
+    assert len(nb.cells) == 10  # the original is untouched
+
+
+@pytest.mark.parametrize("cells, message", [
+    ([M("```{solution-start} a\n```")], "never closed"),
+    ([M("```{solution-end}\n```")], "without a {solution-start}"),
+    ([M("```{solution-start} a\n```"), M("```{solution-start} b\n```")], "before the previous one was closed"),
+])
+def test_malformed_solutions_are_reported(cells, message):
+    with pytest.raises(ValueError, match=message):
+        strip_solutions(notebook(*cells))
+
+
+def test_clear_outputs():
+    cell = C("print(1)")
+    cell.outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    cell.execution_count = 1
+    nb = clear_outputs(notebook(cell))
+    assert nb.cells[0].outputs == [] and nb.cells[0].execution_count is None

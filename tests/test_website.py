@@ -1,0 +1,110 @@
+"""The website: a fresh build with warnings as errors, what a reader sees in Chromium, and the
+student edition built from it without a trace of any solution.
+
+Slow (it executes every chapter once); `make test` runs it in parallel with nbval.
+"""
+
+import html as html_lib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from seqbook.authoring import screenshot as shots
+from seqbook.authoring.student_edition import ROOT, build_site, chapter_paths, solution_cells, write_student_sources
+
+pytestmark = pytest.mark.slow
+JB = str(Path(sys.executable).with_name("jupyter-book"))
+ENV = {**os.environ, "SEQBOOK_STATIC": "1", "SEQBOOK_QUIET": "1"}
+
+
+def jupyter_book(source: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([JB, "build", str(source), "--path-output", str(out), "-W", "-n", "--keep-going"],
+                          env=ENV, capture_output=True, text=True)
+
+
+def page_text(path: Path) -> str:
+    """Visible text of an HTML page, tags removed, whitespace collapsed."""
+    text = re.sub(r"<(script|style)\b.*?</\1>", " ", path.read_text(), flags=re.S)
+    return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", "", text)))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    result = jupyter_book(ROOT, out)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, f"the website build failed:\n{log[-6000:]}"
+    assert "WARNING" not in log, log[-6000:]
+    return out / "_build"
+
+
+def test_every_chapter_page_is_built_with_its_parts(built):
+    for nb in chapter_paths():
+        page = built / "html" / "book" / f"{nb.stem}.html"
+        source = page.read_text()
+        assert "colab.research.google.com/github/" in source, f"{page.name}: no Colab launch button"
+        assert "_static/mathjax/tex-chtml.js" in source, f"{page.name}: MathJax is not the local copy"
+        assert source.count("data:image/png;base64") + source.count('src="../_images/') >= 3, f"{page.name}: figures missing"
+        assert "seqbook-explorer" in source or "anim-state" in source or "_anim_" in source, (
+            f"{page.name}: no interactive figure with a static twin")
+        assert "Traceback (most recent call last)" not in source
+        assert page_text(page).count("Exercise") >= 5
+    bib = page_text(built / "html" / "book" / "bibliography.html")
+    assert "Shannon" in bib
+
+
+def test_a_reader_sees_typeset_math_and_figures(built):
+    page = built / "html" / "book" / "ch01_ngrams.html"
+    dom = shots.rendered_dom(page)
+    assert dom.count("<mjx-container") >= 10, "MathJax did not typeset the chapter's formulas"
+    png = shots.screenshot(page, ROOT / "_build" / "screenshots" / "ch01_ngrams.png")
+    assert png.stat().st_size > 50_000  # a blank or unstyled page compresses to far less
+
+
+def test_student_edition_has_no_solution_text(built, tmp_path):
+    site = write_student_sources(tmp_path / "student", executed=built / "jupyter_execute")
+    result = build_site(site)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+    assert "WARNING" not in result.stdout + result.stderr
+    instructor_html = built / "html" / "book"
+    student_html = site / "_build" / "html" / "book"
+    for nb_path in chapter_paths():
+        nb = nbformat.read(nb_path, as_version=4)
+        student_nb = (tmp_path / "student" / "notebooks" / nb_path.name).read_text()
+        kept_lines = {l.strip() for c in nb.cells if c not in solution_cells(nb) for l in c.source.splitlines()}
+        secrets = {l.strip() for c in solution_cells(nb) for l in c.source.splitlines()
+                   if len(l.strip()) >= 25 and l.strip() not in kept_lines and "{solution" not in l}
+        assert secrets, f"{nb_path.name}: found no solution text to look for"
+        student_page = re.sub(r"\s+", " ", page_text(student_html / f"{nb_path.stem}.html"))
+        instructor_page = page_text(instructor_html / f"{nb_path.stem}.html")
+        assert "Solution to" in instructor_page and "Solution to" not in student_page
+        for line in secrets:
+            assert line not in student_nb, f"solution text in the student notebook: {line!r}"
+            assert re.sub(r"\s+", " ", line) not in student_page, f"solution text on the student page: {line!r}"
+        assert '"outputs": []' in student_nb
+
+
+@pytest.mark.parametrize("cell, text, should_pass", [
+    ("x = 1", "Fine text.", True),                                   # the control: a clean book builds
+    ("x = 1", "See {ref}`a-label-that-does-not-exist`.", False),     # a warning fails the build
+    ("1 / 0", "Fine text.", False),                                  # so does a failing cell
+])
+def test_build_fails_on_a_warning_or_a_failing_cell(tmp_path, cell, text, should_pass):
+    book = tmp_path / "mini"
+    shutil.copytree(ROOT / "book" / "_static", book / "book" / "_static")
+    shutil.copy(ROOT / "_config.yml", book / "_config.yml")
+    shutil.copy(ROOT / "book" / "references.bib", book / "book" / "references.bib")
+    (book / "_toc.yml").write_text("format: jb-book\nroot: book/page\nchapters:\n  - file: book/nb\n")
+    (book / "book" / "page.md").write_text(f"# Page\n\n{text} {{cite}}`shannon1948`\n\n```{{bibliography}}\n```\n")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_markdown_cell("# Notebook"), nbformat.v4.new_code_cell(cell)]
+    nbformat.write(nb, book / "book" / "nb.ipynb")
+    result = jupyter_book(book, tmp_path / "out")
+    assert (result.returncode == 0) == should_pass, (result.stdout + result.stderr)[-3000:]
