@@ -1,0 +1,217 @@
+"""Training and evaluating language models on one long stream of token ids.
+
+The stream is cut into ``batch_size`` contiguous streams read side by side, ``seq_len`` tokens
+at a time. The recurrent state at the end of one chunk starts the next chunk, detached from the
+graph (truncated backpropagation through time): the model still *sees* the whole past through
+its state, but gradients only flow back within a chunk. Every step predicts each next token
+from the ones before it (teacher forcing), clips the gradient by its global norm and records
+the loss, the gradient norm before clipping and the time.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .device import pick_device
+from .lm import detach_state
+from .progress import progress
+from .seeding import generator
+
+
+def as_ids(ids, what: str = "ids") -> torch.Tensor:
+    """A 1-d int64 tensor of token ids from a list or tensor, or a clear error."""
+    if isinstance(ids, (list, tuple)):
+        ids = torch.tensor(ids, dtype=torch.int64)
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 1 or ids.dtype != torch.int64:
+        got = f"shape {tuple(ids.shape)} and dtype {ids.dtype}" if isinstance(ids, torch.Tensor) else type(ids).__name__
+        raise ValueError(f"expected {what} as a 1-d int64 tensor or a list of ints, got {got}")
+    return ids
+
+
+def streams(ids: torch.Tensor, batch_size: int) -> torch.Tensor:
+    """Cut a 1-d stream into ``batch_size`` contiguous rows (the tail that does not fit is dropped):
+    shape (batch_size, len(ids) // batch_size). Row ``b`` continues where row ``b - 1`` ends."""
+    ids = as_ids(ids)
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"expected a positive integer batch_size, got {batch_size!r}")
+    n = ids.numel() // batch_size
+    if n < 2:
+        raise ValueError(f"expected at least {2 * batch_size} ids for {batch_size} streams, got {ids.numel()}")
+    return ids[: n * batch_size].reshape(batch_size, n)
+
+
+def chunks(rows: torch.Tensor, seq_len: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Consecutive ``(inputs, targets)`` pairs, each (batch, <= seq_len), targets shifted by one:
+    ``targets[:, t]`` is the token after ``inputs[:, t]``."""
+    if not isinstance(seq_len, int) or seq_len < 1:
+        raise ValueError(f"expected a positive integer seq_len, got {seq_len!r}")
+    for start in range(0, rows.shape[1] - 1, seq_len):
+        end = min(start + seq_len, rows.shape[1] - 1)
+        yield rows[:, start:end], rows[:, start + 1:end + 1]
+
+
+def global_grad_norm(parameters: Iterable[nn.Parameter]) -> float:
+    """``sqrt(sum of every squared gradient entry)`` over all parameters that have a gradient."""
+    grads = [p.grad.detach() for p in parameters if p.grad is not None]
+    if not grads:
+        return 0.0
+    return float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads)))
+
+
+def clip_by_global_norm(parameters: Iterable[nn.Parameter], max_norm: float | None) -> float:
+    """Scale all gradients together by ``max_norm / norm`` when their global norm exceeds ``max_norm``.
+
+    The direction of the full gradient is kept; only its length is capped. Returns the norm
+    before clipping (as ``torch.nn.utils.clip_grad_norm_`` does). ``max_norm=None`` only measures."""
+    parameters = [p for p in parameters if p.grad is not None]
+    norm = global_grad_norm(parameters)
+    if max_norm is not None:
+        if not max_norm > 0:
+            raise ValueError(f"expected a positive max_norm (or None), got {max_norm!r}")
+        if math.isfinite(norm) and norm > max_norm:
+            scale = max_norm / (norm + 1e-6)
+            for p in parameters:
+                p.grad.mul_(scale)
+    return norm
+
+
+def _device_of(model: nn.Module) -> torch.device:
+    p = next(model.parameters(), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
+@torch.no_grad()
+def mean_nll(model: nn.Module, ids, seq_len: int = 256, n_streams: int = 1) -> tuple[float, int]:
+    """Average negative log-likelihood (nats per token) of ``ids`` under ``model``, and how many
+    tokens it scored.
+
+    The text is read as ``n_streams`` contiguous streams; the state is carried across chunks, so
+    each prediction conditions on everything before it in its stream. With ``n_streams=1`` every
+    token but the first is scored, given all the tokens before it."""
+    ids = as_ids(ids)
+    if isinstance(n_streams, bool) or not isinstance(n_streams, int) or n_streams < 1:
+        raise ValueError(f"expected a positive integer n_streams, got {n_streams!r}")
+    n = (ids.numel() - 1) // n_streams
+    if n < 1:
+        raise ValueError(f"expected at least {n_streams + 1} ids for {n_streams} streams, got {ids.numel()}")
+    # Streams overlap by one token, so stream b's first target is the token after stream b-1's last.
+    rows = torch.stack([ids[b * n: b * n + n + 1] for b in range(n_streams)])
+    device = _device_of(model)
+    was_training = model.training
+    model.eval()
+    total, count, state = 0.0, 0, None
+    for X, Y in chunks(rows.to(device), seq_len):
+        logits, state = model(X, state)
+        total += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), Y.reshape(-1), reduction="sum"))
+        count += Y.numel()
+    model.train(was_training)
+    return total / count, count
+
+
+def perplexity(model: nn.Module, ids, seq_len: int = 256, n_streams: int = 1) -> float:
+    """``exp(mean_nll)``: the model's held-out perplexity on ``ids`` (see :func:`mean_nll`)."""
+    return math.exp(mean_nll(model, ids, seq_len, n_streams)[0])
+
+
+@dataclass
+class History:
+    """What happened during :func:`train_lm`, one entry per optimisation step."""
+
+    loss: list[float] = field(default_factory=list)          # training loss (nats per token)
+    grad_norm: list[float] = field(default_factory=list)     # global gradient norm before clipping
+    wall_time: list[float] = field(default_factory=list)     # seconds of training so far (evaluation excluded)
+    val_step: list[int] = field(default_factory=list)        # steps after which validation ran
+    val_perplexity: list[float] = field(default_factory=list)
+    clipped: int = 0                                         # steps whose gradient was clipped
+    diverged_at: int | None = None                           # first step with a non-finite loss or norm
+
+    @property
+    def steps(self) -> int:
+        return len(self.loss)
+
+
+def _make_optimizer(name: str, params, lr: float):
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr)
+    raise ValueError(f"expected optimizer 'adam' or 'sgd', got {name!r}")
+
+
+def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, seq_len: int = 64,
+             lr: float = 2e-3, optimizer: str = "adam", clip: float | None = 1.0, truncated: bool = True,
+             val_ids=None, eval_every: int | None = None, eval_tokens: int | None = 20_000, seed: int = 0,
+             device: torch.device | str | None = None, stop_on_divergence: bool = True,
+             desc: str = "training") -> History:
+    """Train ``model`` (``model(tokens, state) -> (logits, state)``) for ``steps`` steps.
+
+    - teacher forcing: the loss is the mean cross-entropy of every next token given the true ones;
+    - ``clip``: the largest global gradient norm allowed (None: no clipping);
+    - ``truncated=True`` carries the detached state from chunk to chunk; False starts every
+      chunk from a zero state (the model then never sees further back than ``seq_len``);
+    - every epoch starts at a random offset (from ``seed``) so chunk boundaries move;
+    - ``val_ids``: perplexity on the first ``eval_tokens`` validation ids (all of them if None)
+      after the last step, and every ``eval_every`` steps if given.
+    A step whose loss or gradient norm is not finite is recorded in ``diverged_at``; training
+    stops there unless ``stop_on_divergence=False``.
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"expected a positive integer number of steps, got {steps!r}")
+    train_ids = as_ids(train_ids, "train_ids")
+    if train_ids.numel() < batch_size * (seq_len + 1) + seq_len:
+        raise ValueError(f"expected at least {batch_size * (seq_len + 1) + seq_len} training ids for "
+                         f"batch_size={batch_size} and seq_len={seq_len}, got {train_ids.numel()}")
+    if val_ids is not None:
+        val_ids = as_ids(val_ids, "val_ids")
+        if eval_tokens is not None:
+            val_ids = val_ids[:eval_tokens]
+    device = torch.device(device) if device is not None else pick_device()
+    model.to(device)
+    model.train()
+    opt = _make_optimizer(optimizer, model.parameters(), lr)
+    gen = generator(seed)
+    history = History()
+    batches: Iterator = iter(())
+    state, elapsed = None, 0.0
+    bar = progress(range(steps), desc=desc)
+    for step in bar:
+        tic = time.perf_counter()
+        batch = next(batches, None)
+        if batch is None:  # a new epoch: new offset, fresh state
+            offset = int(torch.randint(seq_len, (1,), generator=gen))
+            batches = chunks(streams(train_ids[offset:], batch_size).to(device), seq_len)
+            batch, state = next(batches), None
+        X, Y = batch
+        state = detach_state(state) if truncated else None
+        logits, state = model(X, state)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), Y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = clip_by_global_norm(model.parameters(), clip)
+        value = loss.item()
+        finite = math.isfinite(value) and math.isfinite(norm)
+        if finite:
+            opt.step()
+        history.clipped += int(clip is not None and norm > clip)
+        elapsed += time.perf_counter() - tic
+        history.loss.append(value)
+        history.grad_norm.append(norm)
+        history.wall_time.append(elapsed)
+        if not finite and history.diverged_at is None:
+            history.diverged_at = step
+            if stop_on_divergence:
+                break
+        if step % 10 == 0:
+            bar.set_postfix(loss=f"{value:.3f}")
+        last = step == steps - 1
+        if val_ids is not None and (last or (eval_every and (step + 1) % eval_every == 0)):
+            history.val_step.append(step + 1)
+            history.val_perplexity.append(perplexity(model, val_ids))
+    return history

@@ -1,0 +1,89 @@
+"""RecurrentLM with any recurrent layer, detaching states, and sampling."""
+
+import pytest
+import torch
+from torch import nn
+
+from seqbook.lm import RecurrentLM, detach_state
+from seqbook.rnn import RNNScratch
+
+V = 11
+
+
+@pytest.mark.parametrize("make_layer,embedding_dim", [
+    (lambda: RNNScratch(V, 8, seed=0), None),
+    (lambda: RNNScratch(5, 8, seed=0), 5),
+    (lambda: nn.RNN(5, 8, batch_first=True), 5),
+    (lambda: nn.GRU(5, 8, batch_first=True, num_layers=2), 5),
+    (lambda: nn.LSTM(5, 8, batch_first=True), 5),
+    (lambda: nn.LSTM(V, 8, batch_first=True, bidirectional=True), None),
+])
+def test_any_recurrent_layer_gives_logits_and_a_state_to_carry(make_layer, embedding_dim):
+    torch.manual_seed(0)
+    model = RecurrentLM(V, make_layer(), embedding_dim=embedding_dim)
+    tokens = torch.randint(V, (3, 7))
+    logits, state = model(tokens)
+    assert logits.shape == (3, 7, V)
+    # Running in two pieces with the carried state gives the same logits as one piece.
+    a, s = model(tokens[:, :4])
+    b, _ = model(tokens[:, 4:], detach_state(s))
+    if not getattr(model.layer, "bidirectional", False):
+        torch.testing.assert_close(torch.cat([a, b], 1), logits, atol=1e-6, rtol=1e-5)
+    logits.sum().backward()
+    assert all(p.grad is not None for p in model.layer.parameters())
+
+
+def test_one_hot_scratch_model_matches_torch_rnn_model():
+    torch.manual_seed(0)
+    ref = RecurrentLM(V, nn.RNN(V, 6, batch_first=True))
+    mine = RecurrentLM(V, RNNScratch.from_torch(ref.layer))
+    mine.output.load_state_dict(ref.output.state_dict())
+    tokens = torch.randint(V, (2, 9))
+    torch.testing.assert_close(mine(tokens)[0], ref(tokens)[0], atol=1e-5, rtol=1e-5)
+
+
+def test_detach_state_handles_tensors_tuples_and_none():
+    x = torch.ones(2, requires_grad=True)
+    h, c = x * 2, x * 3
+    assert detach_state(None) is None
+    assert not detach_state(h).requires_grad
+    dh, dc = detach_state((h, c))
+    assert not dh.requires_grad and not dc.requires_grad and torch.equal(dc, c.detach())
+    assert isinstance(detach_state([h]), list)
+    with pytest.raises(TypeError, match="tensor, a tuple/list"):
+        detach_state({"h": h})
+
+
+def test_sampling_is_seeded_and_temperature_zero_is_greedy():
+    torch.manual_seed(0)
+    model = RecurrentLM(V, RNNScratch(4, 8, seed=0), embedding_dim=4)
+    a = model.sample([1, 2], 20, temperature=1.0, seed=3)
+    assert a == model.sample([1, 2], 20, temperature=1.0, seed=3)
+    assert a != model.sample([1, 2], 20, temperature=1.0, seed=4)
+    assert len(a) == 20 and all(0 <= i < V for i in a)
+    greedy = model.sample([1, 2], 5, temperature=0)
+    logits, _ = model(torch.tensor([[1, 2]]))
+    assert greedy[0] == int(logits[0, -1].argmax())
+    assert model.training  # sampling puts the model back in the mode it was in
+
+
+def test_bad_inputs_are_explained():
+    model = RecurrentLM(V, RNNScratch(4, 8), embedding_dim=4)
+    with pytest.raises(ValueError, match=r"token ids of shape \(batch, time\) and dtype torch.int64, got shape \(5,\)"):
+        model(torch.zeros(5, dtype=torch.int64))
+    with pytest.raises(ValueError, match="dtype torch.int64"):
+        model(torch.zeros(2, 5))
+    with pytest.raises(ValueError, match=r"ids in 0..10, got ids from 0 to 11"):
+        model(torch.tensor([[0, 11]]))
+    with pytest.raises(ValueError, match="input_size equal to embedding_dim=6, got input_size=4"):
+        RecurrentLM(V, RNNScratch(4, 8), embedding_dim=6)
+    with pytest.raises(ValueError, match="vocabulary size 11"):
+        RecurrentLM(V, RNNScratch(4, 8))
+    with pytest.raises(ValueError, match="batch_first=True"):
+        RecurrentLM(V, nn.RNN(4, 8), embedding_dim=4)
+    with pytest.raises(TypeError, match="integer attribute 'input_size'"):
+        RecurrentLM(V, nn.Linear(4, 8), embedding_dim=4)
+    with pytest.raises(ValueError, match="temperature >= 0"):
+        model.sample([1], 3, temperature=-1)
+    with pytest.raises(ValueError, match="non-empty list"):
+        model.sample([], 3)
