@@ -1,0 +1,55 @@
+"""The authoring tools: the set-up cell writer and the exercise list."""
+
+import nbformat
+
+from seqbook.authoring import exercise_list, setup_cell
+
+C, M = nbformat.v4.new_code_cell, nbformat.v4.new_markdown_cell
+
+
+def write(path, *cells):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = list(cells)
+    nbformat.write(nb, path)
+    return path
+
+
+def test_setup_cell_is_inserted_then_kept_current(tmp_path):
+    path = write(tmp_path / "ch09_x.ipynb", M("# Title"), C("import torch"))
+    assert setup_cell.sync(path) is True
+    nb = nbformat.read(path, as_version=4)
+    assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code"]
+    assert nb.cells[1].source == setup_cell.setup_source()
+    assert "setup" in nb.cells[1].metadata["tags"]
+    assert setup_cell.sync(path) is False  # already current: nothing to do
+    nb.cells[1].source = "# an old set-up cell"
+    nbformat.write(nb, path)
+    assert setup_cell.sync(path) is True
+    assert len(nbformat.read(path, as_version=4).cells) == 3
+
+
+def test_repository_url_comes_from_the_config(tmp_path):
+    cfg = tmp_path / "_config.yml"
+    cfg.write_text("repository:\n  url: https://example.org/book/\n")
+    assert setup_cell.repository_url(cfg) == "https://example.org/book"
+
+
+def test_exercise_list_finds_labels_and_checkers(tmp_path):
+    (tmp_path / "book").mkdir()
+    path = write(
+        tmp_path / "book" / "ch07_x.ipynb",
+        M("```{exercise} By hand\n:label: ch7-ex-hand\n\nCompute.\n```"),
+        M("```{solution} ch7-ex-hand\n:class: dropdown\n\n42\n```"),
+        M("```{exercise} Code it\n:label: ch7-ex-code\n\nWrite f.\n```"),
+        C("def f(x):\n    raise NotImplementedError\ncheck_f(f)"),
+        M("```{solution-start} ch7-ex-code\n```"),
+        C("def f(x):\n    return x\ncheck_g(f)", metadata={"tags": ["solution"]}),
+        M("```{solution-end}\n```"),
+    )
+    assert exercise_list.exercises(path) == [
+        {"label": "ch7-ex-hand", "title": "By hand", "checker": None},
+        {"label": "ch7-ex-code", "title": "Code it", "checker": "check_f"},
+    ]
+    rows = exercise_list.table(tmp_path).splitlines()[2:]
+    assert rows == ["| 7 | {ref}`ch7-ex-hand` | (derivation or by hand: see solution) |",
+                    "| 7 | {ref}`ch7-ex-code` | `check_f` |"]
