@@ -1,0 +1,232 @@
+"""Checkers for the exercises of chapter 2 (recurrent networks, backpropagation through time).
+
+Every right answer is computed here from the exercise's data, never typed in, and each checker
+tries the usual mistakes first, so that a wrong answer gets a hint that names the mistake.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ..rnn import RNNScratch
+from .core import Wrong, as_number, call, checker, close
+
+# -- the data of the exercises (the notebook's text quotes them) ----------------------------
+DIAGONAL, BPTT_STEPS, FLOAT32_STEPS = 0.5, 100, 150   # W_hh = 0.5 I, gradients through 100 / 150 steps
+SHARING = dict(input_size=68, hidden_size=128, steps=64)  # one-hot characters, 128 units, 64 steps
+DECAY = dict(scale=0.8, fraction=1e-6)                 # orthogonal W_hh scaled by 0.8; when below 1e-6?
+
+__all__ = ["check_vanishing_gradient", "check_parameter_counts", "check_step_jacobian",
+           "check_clip_by_global_norm", "check_decay_steps", "DIAGONAL", "BPTT_STEPS", "FLOAT32_STEPS",
+           "SHARING", "DECAY"]
+
+
+def _number(answer, what: str) -> float:
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, np.ndarray) and answer.size == 1:
+        answer = answer.item()
+    if isinstance(answer, str):
+        raise Wrong(f"expected {what} as a number (for example 0.5 ** 100 in Python), got the text {answer!r}.")
+    return as_number(answer, what)
+
+
+def _match(value: float, right: float, wrongs: list[tuple[float, str]], rel: float, otherwise: str) -> str:
+    """A success message if ``value`` is ``right``; else Wrong with the hint of the first typical
+    mistake it equals, or ``otherwise``."""
+    if close(value, right, rel=rel, abs_=0.0):
+        return f"{value:.6g} is right."
+    for wrong, hint in wrongs:
+        if not close(wrong, right, rel=rel, abs_=0.0) and close(value, wrong, rel=rel, abs_=0.0):
+            raise Wrong(f"{value:.6g}: {hint}")
+    raise Wrong(f"{value:.6g} is not it. {otherwise}")
+
+
+def _function(func) -> None:
+    if func is None or func is Ellipsis:
+        raise NotImplementedError
+    if not callable(func):
+        raise Wrong(f"expected a function, got {type(func).__name__} {func!r:.60}.")
+
+
+# -- exercise: the classic 0.5^100, and what float32 does with 0.5^150 -----------------------
+@checker
+def check_vanishing_gradient(after_100, float32_after_150) -> str:
+    """``after_100``: the factor left of a gradient after 100 steps back through W_hh = 0.5 I
+    (in the linear regime, tanh' = 1); ``float32_after_150``: what float32 gives for 0.5^150."""
+    d, n, m = DIAGONAL, BPTT_STEPS, FLOAT32_STEPS
+    value = _number(after_100, "the factor after 100 steps (a number)")
+    _match(value, d ** n, [
+        (d * n, f"that is 0.5 x 100. Each step multiplies by 0.5, so 100 steps multiply by 0.5^{n}."),
+        (d ** (n - 1), f"that is 0.5^{n - 1}: {n} steps back means {n} Jacobians in the product."),
+        (d ** (n + 1), f"that is 0.5^{n + 1}: {n} steps back means {n} Jacobians, not {n + 1}."),
+        (n * math.log10(d), "that is the base-10 logarithm of the answer; give the factor itself."),
+        (1 - d ** n, "that is how much is lost; the question asks what is left."),
+    ], rel=1e-3, otherwise=f"Multiply the gradient by the Jacobian 0.5 I once per step, {n} times.")
+    got = _number(float32_after_150, "the float32 value of 0.5^150 (a number)")
+    exact = d ** m
+    if got == 0.0:
+        return (f"0.5^{n} = {d ** n:.4g}, and in float32 0.5^{m} = 2^-{m} is exactly 0: it is half of the "
+                "smallest positive float32 (2^-149, about 1.4e-45), a tie that rounds to the even "
+                "neighbour, 0. The gradient has not become small: it has gone.")
+    if close(got, exact, rel=1e-3, abs_=0.0):
+        raise Wrong(f"{got:.4g} is the exact value of 0.5^{m}, but float32 cannot hold it. Try "
+                    f"torch.tensor(0.5) ** {m}, and compare with the smallest positive float32, 2^-149.")
+    if close(got, 2.0 ** -149, rel=1e-3, abs_=0.0):
+        raise Wrong("2^-149 is the smallest positive (subnormal) float32. 2^-150 lies exactly halfway "
+                    "between it and 0: which way does a tie round?")
+    if close(got, float(np.finfo(np.float32).tiny), rel=1e-3, abs_=0.0):
+        raise Wrong("that is the smallest *normal* float32 (2^-126). Below it come the subnormals, down "
+                    "to 2^-149; 2^-150 is smaller still.")
+    raise Wrong(f"{got:.4g} is not what float32 gives for 0.5^{m}. Compute torch.tensor(0.5) ** {m}.")
+
+
+# -- exercise: how many parameters does sharing across time save? ---------------------------
+@checker
+def check_parameter_counts(shared, unshared) -> str:
+    """Parameters of one RNN layer (W_xh, W_hh, b_h) shared over all steps, and of the
+    counterfactual with its own W_xh, W_hh and b_h at every one of the ``steps`` steps."""
+    d, h, T = SHARING["input_size"], SHARING["hidden_size"], SHARING["steps"]
+    right = d * h + h * h + h
+    value = _number(shared, "the shared parameter count (an integer)")
+    _match(value, right, [
+        (d * h + h * h, "you left out the bias b_h (one number per hidden unit)."),
+        (h * h + h, "you left out the input weights W_xh (input_size x hidden_size)."),
+        (d * h + h, "you left out the recurrent weights W_hh (hidden_size x hidden_size)."),
+        (d * h + h * h + 2 * h, "that counts two biases, as torch.nn.RNN stores them; the equation has one, "
+                                "b_h (PyTorch's two only ever appear as their sum)."),
+    ], rel=1e-9, otherwise="Count the entries of W_xh, W_hh and b_h.")
+    value = _number(unshared, "the unshared parameter count (an integer)")
+    _match(value, T * right, [
+        (T * (d * h + h * h), "you left out the bias of each step."),
+        (T * h * h + d * h + h, "only W_hh is repeated there; unshared means every step has its own "
+                                "W_xh, W_hh and b_h."),
+        (right ** T, "copies add up, they do not multiply: T steps with their own weights have T times as many."),
+    ], rel=1e-9, otherwise=f"Each of the {T} steps has its own copy of all {right} parameters.")
+    return f"{right} shared against {T * right} unshared: {T} times fewer, whatever the length of the text."
+
+
+# -- exercise: the Jacobian of one step --------------------------------------------------------
+def _step_points(seed: int = 0):
+    gen = torch.Generator().manual_seed(seed)
+    for nonlinearity in ("tanh", "relu"):
+        rnn = RNNScratch(3, 5, nonlinearity=nonlinearity, seed=seed)
+        for _ in range(2):
+            x = torch.randn(3, generator=gen)
+            h = torch.randn(5, generator=gen)
+            yield rnn, x, h
+
+
+def _true_jacobian(rnn, x, h):
+    return torch.autograd.functional.jacobian(lambda hh: rnn.step(x[None], hh[None])[0], h).detach()
+
+
+@checker
+def check_step_jacobian(step_jacobian) -> str:
+    """``step_jacobian(rnn, x_t, h_prev)`` -> the (hidden, hidden) matrix d h_t / d h_{t-1} for one
+    example (``x_t`` of shape (input,), ``h_prev`` of shape (hidden,)), for tanh and ReLU."""
+    _function(step_jacobian)
+    for rnn, x, h in _step_points():
+        with torch.no_grad():
+            got = call(step_jacobian, rnn, x.clone(), h.clone())
+        if not isinstance(got, torch.Tensor):
+            raise Wrong(f"expected a tensor of shape (5, 5), got {type(got).__name__}.")
+        got = got.detach()
+        if tuple(got.shape) != (5, 5):
+            raise Wrong(f"expected a (hidden, hidden) = (5, 5) matrix for one example, got shape {tuple(got.shape)}.")
+        right = _true_jacobian(rnn, x, h)
+        if torch.allclose(got.float(), right, atol=1e-5, rtol=1e-4):
+            continue
+        W = rnn.W_hh.detach()
+        a = (x @ rnn.W_xh + h @ rnn.W_hh + rnn.b_h).detach()
+        tanh_prime = 1 - torch.tanh(a) ** 2
+        hints = [
+            (right.T, "that is the transpose. With row vectors, h_t = phi(x_t W_xh + h_{t-1} W_hh + b), so "
+                      "d h_t[j] / d h_{t-1}[i] = phi'(a_j) W_hh[i, j]: the Jacobian is diag(phi'(a)) W_hh^T."),
+            (W.T, "that is W_hh^T alone: the nonlinearity's slope phi'(a_t) must scale each row."),
+            (W, "that is W_hh alone: the Jacobian is diag(phi'(a_t)) W_hh^T, with the slope of the nonlinearity."),
+            (torch.diag(1 - h ** 2) @ W.T, "phi' must be taken at the new pre-activation a_t = x_t W_xh + "
+                                           "h_{t-1} W_hh + b, not at h_{t-1}."),
+            (torch.diag(1 - a ** 2) @ W.T, "tanh'(a) = 1 - tanh(a)^2, not 1 - a^2."),
+        ]
+        if rnn.nonlinearity == "relu":
+            hints.append((torch.diag(tanh_prime) @ W.T, "that is tanh's slope, but this RNN uses ReLU: "
+                                                        "read rnn.nonlinearity (ReLU's slope is 1 where a > 0, else 0)."))
+        for wrong, hint in hints:
+            if torch.allclose(got.float(), wrong.float(), atol=1e-5, rtol=1e-4):
+                raise Wrong(hint)
+        raise Wrong(f"for a {rnn.nonlinearity} RNN the matrix differs from autograd's Jacobian by up to "
+                    f"{float((got.float() - right).abs().max()):.3g}. It should be diag(phi'(a_t)) W_hh^T.")
+    return "d h_t / d h_{t-1} = diag(phi'(a_t)) W_hh^T matches autograd for tanh and ReLU."
+
+
+# -- exercise: clipping by global norm ---------------------------------------------------------
+def _reference_clip(grads, max_norm):
+    norm = torch.sqrt(sum((g.double() ** 2).sum() for g in grads))
+    scale = min(1.0, max_norm / float(norm)) if norm > 0 else 1.0
+    return [g * scale for g in grads]
+
+
+def _cases():
+    gen = torch.Generator().manual_seed(0)
+    big = [torch.randn(4, 3, generator=gen) * 3, torch.randn(3, generator=gen) * 3]  # norm about 11
+    small = [g / 100 for g in big]                                                  # norm about 0.11
+    lopsided = [torch.tensor([30.0, 40.0]), torch.tensor([0.3, 0.4])]              # one large, one small
+    return [(big, 1.0), (small, 1.0), (lopsided, 5.0)]
+
+
+@checker
+def check_clip_by_global_norm(clip) -> str:
+    """``clip(grads, max_norm)`` -> a new list of tensors: all of ``grads`` scaled together so that
+    their global norm is at most ``max_norm``."""
+    _function(clip)
+    for grads, max_norm in _cases():
+        got = call(clip, [g.clone() for g in grads], max_norm)
+        if got is None:
+            raise Wrong("your function returned None: return the list of clipped gradients.")
+        if isinstance(got, torch.Tensor) or not isinstance(got, (list, tuple)) or len(got) != len(grads):
+            raise Wrong(f"expected a list of {len(grads)} tensors (one per gradient), got {type(got).__name__}.")
+        if not all(isinstance(g, torch.Tensor) and g.shape == r.shape for g, r in zip(got, grads)):
+            raise Wrong("expected each returned gradient to be a tensor of the same shape as the one passed in.")
+        right = _reference_clip(grads, max_norm)
+        if all(torch.allclose(g.double(), r.double(), rtol=1e-4, atol=1e-6) for g, r in zip(got, right)):
+            continue
+        norm = float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads)))
+        per_tensor = [g * min(1.0, max_norm / float(g.norm())) for g in grads]
+        if all(torch.allclose(g.double(), r.double(), rtol=1e-4, atol=1e-6) for g, r in zip(got, per_tensor)):
+            raise Wrong("you clipped each tensor on its own. Clipping by *global* norm measures all "
+                        "gradients together, sqrt(sum of every squared entry), and scales them all by the "
+                        "same factor, so the direction of the whole gradient is kept.")
+        if all(torch.allclose(g.double(), r.clamp(-max_norm, max_norm).double()) for g, r in zip(got, grads)):
+            raise Wrong("you clamped each entry to [-max_norm, max_norm]; that changes the gradient's direction. "
+                        "Rescale the whole gradient instead.")
+        always = [g * (max_norm / norm) for g in grads]
+        if norm < max_norm and all(torch.allclose(g.double(), r.double(), rtol=1e-4) for g, r in zip(got, always)):
+            raise Wrong(f"you scaled a gradient of norm {norm:.3g} up to {max_norm}: clipping only ever "
+                        "shrinks; below the threshold the gradient is left as it is.")
+        raise Wrong(f"for gradients of global norm {norm:.3g} and max_norm={max_norm} the result differs from "
+                    "grads * min(1, max_norm / norm).")
+    return "all gradients scaled by min(1, max_norm / global norm): direction kept, length capped."
+
+
+# -- exercise: predict how many steps until the gradient falls below a fraction --------------
+@checker
+def check_decay_steps(answer) -> str:
+    """``answer``: the first number of steps k for which ``scale**k < fraction`` (orthogonal
+    W_hh times ``scale``, linear regime), with :data:`DECAY`."""
+    s, f = DECAY["scale"], DECAY["fraction"]
+    exact = math.log(f) / math.log(s)
+    right = math.floor(exact) + 1
+    value = _number(answer, "a whole number of steps")
+    if close(value, exact, rel=1e-3) and value != right:
+        raise Wrong(f"{value:.4g} solves 0.8^k = 1e-6 exactly; steps are whole, so give the first whole k "
+                    "for which the norm is below 1e-6.")
+    return _match(value, right, [
+        (right - 1, f"at k = {right - 1}, 0.8^k = {s ** (right - 1):.3g} is still above {f:g}."),
+        (math.log(f) / math.log10(s), "that mixes logarithm bases: use ln on both sides (or log10 on both)."),
+        (math.log10(f) / math.log(s), "that mixes logarithm bases: use ln on both sides (or log10 on both)."),
+        (f / (1 - s), "the norm shrinks by a factor 0.8 per step, geometrically, not by a fixed amount."),
+    ], rel=1e-6, otherwise="Solve 0.8^k < 1e-6 for k with logarithms, then take the first whole k.")

@@ -1,0 +1,145 @@
+"""Chapter 2's checkers: right answers pass, typical wrong ones get their hint, junk never raises."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from seqbook.exercises.ch02 import (DECAY, SHARING, check_clip_by_global_norm, check_decay_steps,
+                                    check_parameter_counts, check_step_jacobian, check_vanishing_gradient)
+
+
+def _fails_with(verdict, text):
+    assert not verdict, verdict.message
+    assert text in verdict.message, verdict.message
+
+
+# -- 0.5^100 and float32 ----------------------------------------------------------------------
+def test_vanishing_right_answers(capsys):
+    assert check_vanishing_gradient(0.5 ** 100, float(torch.tensor(0.5) ** 150))
+    assert check_vanishing_gradient(torch.tensor(0.5, dtype=torch.float64) ** 100, 0.0)
+    assert "✅" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("a100,a150,hint", [
+    (50, 0.0, "0.5 x 100"),
+    (0.5 ** 99, 0.0, "100 Jacobians"),
+    (100 * math.log10(0.5), 0.0, "logarithm"),
+    (1 - 0.5 ** 100, 0.0, "what is left"),
+    (0.5 ** 100, 0.5 ** 150, "exact value"),
+    (0.5 ** 100, 2.0 ** -149, "tie"),
+    (0.5 ** 100, float(np.finfo(np.float32).tiny), "normal"),
+    (0.5 ** 100, 1e-10, "not what float32 gives"),
+    (0.5 ** 100, "0", "as a number"),
+])
+def test_vanishing_typical_mistakes(a100, a150, hint):
+    _fails_with(check_vanishing_gradient(a100, a150), hint)
+
+
+def test_vanishing_junk():
+    _fails_with(check_vanishing_gradient(..., 0.0), "placeholder")
+    _fails_with(check_vanishing_gradient(0.5 ** 100, float("nan")), "got nan")
+    _fails_with(check_vanishing_gradient([1, 2], 0.0), "expected")
+
+
+# -- parameter sharing ---------------------------------------------------------------------------
+def test_parameter_counts():
+    d, h, T = SHARING["input_size"], SHARING["hidden_size"], SHARING["steps"]
+    n = d * h + h * h + h
+    assert check_parameter_counts(n, T * n)
+    _fails_with(check_parameter_counts(n - h, T * n), "bias")
+    _fails_with(check_parameter_counts(n + h, T * n), "two biases")
+    _fails_with(check_parameter_counts(n, T * h * h + d * h + h), "only W_hh")
+    _fails_with(check_parameter_counts(n, n), "not it")
+    _fails_with(check_parameter_counts(..., ...), "placeholder")
+
+
+# -- the Jacobian of one step -------------------------------------------------------------------
+def right_jacobian(rnn, x, h):
+    a = x @ rnn.W_xh + h @ rnn.W_hh + rnn.b_h
+    slope = 1 - torch.tanh(a) ** 2 if rnn.nonlinearity == "tanh" else (a > 0).to(a.dtype)
+    return torch.diag(slope) @ rnn.W_hh.T
+
+
+def test_step_jacobian_right():
+    assert check_step_jacobian(right_jacobian)
+    # autograd is a right answer too
+    assert check_step_jacobian(lambda rnn, x, h: torch.autograd.functional.jacobian(
+        lambda hh: rnn.step(x[None], hh[None])[0], h))
+
+
+@pytest.mark.parametrize("wrong,hint", [
+    (lambda rnn, x, h: right_jacobian(rnn, x, h).T, "transpose"),
+    (lambda rnn, x, h: rnn.W_hh.T, "alone"),
+    (lambda rnn, x, h: rnn.W_hh, "alone"),
+    (lambda rnn, x, h: torch.diag(1 - h ** 2) @ rnn.W_hh.T, "not at h_{t-1}"),
+    (lambda rnn, x, h: torch.diag(1 - (x @ rnn.W_xh + h @ rnn.W_hh + rnn.b_h) ** 2) @ rnn.W_hh.T, "1 - a^2"),
+    (lambda rnn, x, h: torch.diag(1 - torch.tanh(x @ rnn.W_xh + h @ rnn.W_hh + rnn.b_h) ** 2) @ rnn.W_hh.T,
+     "uses ReLU"),
+    (lambda rnn, x, h: torch.zeros(5), "(5, 5)"),
+    (lambda rnn, x, h: torch.zeros(5, 5), "differs from autograd"),
+    (lambda rnn, x, h: "matrix", "expected a tensor"),
+    (lambda rnn, x, h: 1 / 0, "ZeroDivisionError"),
+    ("not a function", "expected a function"),
+    (..., "placeholder"),
+])
+def test_step_jacobian_mistakes(wrong, hint):
+    _fails_with(check_step_jacobian(wrong), hint)
+
+
+def test_step_jacobian_stub():
+    def stub(rnn, x, h):
+        raise NotImplementedError
+    _fails_with(check_step_jacobian(stub), "placeholder")
+
+
+# -- clipping ------------------------------------------------------------------------------------
+def right_clip(grads, max_norm):
+    norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
+    return [g * min(1.0, max_norm / float(norm)) for g in grads]
+
+
+def test_clip_right():
+    assert check_clip_by_global_norm(right_clip)
+
+    def with_torch(grads, max_norm):
+        params = [torch.zeros_like(g, requires_grad=True) for g in grads]
+        for p, g in zip(params, grads):
+            p.grad = g.clone()
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        return [p.grad for p in params]
+    assert check_clip_by_global_norm(with_torch)
+
+
+def _in_place_only(grads, max_norm):
+    right_clip(grads, max_norm)
+
+
+@pytest.mark.parametrize("wrong,hint", [
+    (lambda grads, m: [g * min(1.0, m / float(g.norm())) for g in grads], "each tensor on its own"),
+    (lambda grads, m: [g.clamp(-m, m) for g in grads], "clamped"),
+    (lambda grads, m: [g * (m / float(torch.sqrt(sum((x ** 2).sum() for x in grads)))) for g in grads],
+     "only ever shrinks"),
+    (_in_place_only, "returned None"),
+    (lambda grads, m: torch.cat([g.flatten() for g in grads]), "list of 2 tensors"),
+    (lambda grads, m: [g.flatten() for g in grads], "same shape"),
+    (lambda grads, m: [g * 0.5 for g in grads], "differs"),
+    (..., "placeholder"),
+])
+def test_clip_mistakes(wrong, hint):
+    _fails_with(check_clip_by_global_norm(wrong), hint)
+
+
+# -- decay steps ---------------------------------------------------------------------------------
+def test_decay_steps():
+    k = math.ceil(math.log(DECAY["fraction"]) / math.log(DECAY["scale"]))
+    assert DECAY["scale"] ** k < DECAY["fraction"] <= DECAY["scale"] ** (k - 1)
+    assert check_decay_steps(k)
+    assert check_decay_steps(np.int64(k))
+    _fails_with(check_decay_steps(math.log(1e-6) / math.log(0.8)), "whole")
+    _fails_with(check_decay_steps(k - 1), "still above")
+    _fails_with(check_decay_steps(math.log(1e-6) / math.log10(0.8)), "bases")
+    _fails_with(check_decay_steps(10), "Solve")
+    _fails_with(check_decay_steps("62"), "as a number")
+    _fails_with(check_decay_steps(None), "placeholder")
