@@ -69,6 +69,14 @@ class NGramLM:
             self._totals[ctx] = self._totals.get(ctx, 0) + count
         return self
 
+    def with_alpha(self, alpha: float) -> "NGramLM":
+        """The same counts with another smoothing constant (counting is the slow part; alpha
+        only enters when probabilities are read off). The counts are shared, not copied."""
+        other = NGramLM(self.n, alpha)
+        other.vocab, other._next, other._totals = self.vocab, self._next, self._totals
+        other._index = getattr(self, "_index", {})
+        return other
+
     def _require_fitted(self) -> None:
         if not self.vocab:
             raise RuntimeError("this NGramLM is not fitted yet: call .fit(tokens) first")
@@ -87,6 +95,12 @@ class NGramLM:
             raise ValueError(f"token {token!r} is not in the model's vocabulary of {len(self.vocab)} tokens "
                              f"({preview}{', ...' if len(self.vocab) > 10 else ''}); "
                              "pass vocab=... to fit() to include it")
+
+    def context_count(self, context: Sequence = ()) -> int:
+        """How many times the last n-1 tokens of ``context`` occurred as a context in training
+        (0 means the model has only smoothing to go on there)."""
+        self._require_fitted()
+        return self._totals.get(self._context(context), 0)
 
     # -- probabilities ----------------------------------------------------------------------
     def prob(self, token: Hashable, context: Sequence = ()) -> float:
