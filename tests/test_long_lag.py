@@ -1,0 +1,54 @@
+"""The adding problem: its layout, determinism, baselines, and that training can solve it."""
+
+import pytest
+import torch
+
+from seqbook.long_lag import LastStepRegressor, adding_problem, baselines, evaluate, train_adding
+
+
+def test_layout_follows_hochreiter_and_schmidhuber():
+    X, y = adding_problem(500, 40, seed=3)
+    assert X.shape == (500, 40, 2) and y.shape == (500,) and X.dtype == y.dtype == torch.float32
+    values, markers = X[..., 0], X[..., 1]
+    assert ((values >= -1) & (values <= 1)).all()
+    assert ((markers == 1).sum(1) == 2).all()
+    marked = (markers == 1).nonzero()[:, 1].reshape(500, 2)
+    assert (marked[:, 0] < 10).all() and (marked[:, 1] < 40 // 2 - 1).all()
+    # -1 at both ends unless the first step is marked; 0 elsewhere.
+    assert (markers[:, -1] == -1).all()
+    assert ((markers[:, 0] == -1) | (marked[:, 0] == 0)).all()
+    expected = 0.5 + (values * (markers == 1)).sum(1) / 4
+    torch.testing.assert_close(y, expected)
+
+
+def test_seeded_and_distinct():
+    a, b, c = adding_problem(10, 20, seed=1), adding_problem(10, 20, seed=1), adding_problem(10, 20, seed=2)
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) and not torch.equal(a[0], c[0])
+
+
+def test_baselines_are_the_lazy_predictors():
+    X, y = adding_problem(4000, 30, seed=0)
+    b = baselines(y, X)
+    # Var(0.5 + (X1+X2)/4) = 2 * (1/3) / 16 = 1/24; knowing X2 leaves Var(X1)/16 = 1/48.
+    assert b["constant 0.5"]["mse"] == pytest.approx(1 / 24, rel=0.1)
+    assert b["recent mark only"]["mse"] == pytest.approx(1 / 48, rel=0.1)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="length >= 12"):
+        adding_problem(5, 8)
+    with pytest.raises(ValueError, match="one of"):
+        LastStepRegressor("transformer")
+    with pytest.raises(ValueError, match=r"expected input of shape \(batch, time, 2\), got \(3, 2\)"):
+        LastStepRegressor("gru")(torch.zeros(3, 2))
+
+
+def test_lstm_with_memory_init_solves_a_short_lag_and_evaluate_scores_it():
+    r = train_adding("lstm", 12, steps=900, memory_bias=3.0, stop_below=5e-4, seed=0, n_test=500,
+                     device=torch.device("cpu"), show_progress=False)
+    assert r["solved"] > 0.8 and r["mse"] < 2e-3 and r["steps"] < 900
+    X, y = adding_problem(200, 12, seed=5)
+    assert evaluate(r["model"], X, y)["solved"] > 0.8
+    r["model"].eval()
+    evaluate(r["model"], X, y)
+    assert not r["model"].training  # evaluate restores the mode it found
