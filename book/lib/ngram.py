@@ -7,6 +7,7 @@ An order-``n`` model makes the Markov assumption that a token depends only on th
 from __future__ import annotations
 
 import math
+import numbers
 from collections import Counter
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
@@ -198,7 +199,7 @@ class NGramLM:
 
 
 def _check_temperature(temperature) -> None:
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0 \
+    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature > 0 \
             or not math.isfinite(temperature):
         raise ValueError(f"expected a temperature > 0, got {temperature!r}")
 
