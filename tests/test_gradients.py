@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from seqbook.gradients import (effective_memory, fit_rate, largest_singular_value, loss_gradient_norms,
+from seqbook.gradients import (effective_memory, fit_exponential, fit_rate, largest_singular_value, loss_gradient_norms,
                                orthogonal_, set_largest_singular_value, set_spectral_radius,
                                spectral_radius, state_jacobian_norms, state_jacobians)
 from seqbook.rnn import RNNScratch
@@ -107,6 +107,9 @@ def test_setting_the_scale_of_a_matrix():
 def test_reading_rates_and_memory():
     norms = [0.8 ** k for k in range(30)]
     assert fit_rate(norms) == pytest.approx(0.8)
+    c, r = fit_exponential([3 * 0.9 ** k for k in range(10)])
+    assert c == pytest.approx(3) and r == pytest.approx(0.9)
+    assert fit_rate([0.5 ** k if k != 3 else 0.0 for k in range(8)]) == pytest.approx(0.5)  # zeros skipped
     assert fit_rate([1.0, 5.0] + [0.5 ** k for k in range(10)], skip=2) == pytest.approx(0.5)
     # 0.8^k >= 0.01 for k <= 20, first below at 21
     assert effective_memory(norms, 0.01) == 21

@@ -162,8 +162,8 @@ def _by_distance(norms) -> torch.Tensor:
     return norms
 
 
-def fit_rate(norms_by_distance, skip: int = 0) -> float:
-    """The per-step factor ``r`` of the best fit ``norm_k ~ c * r**k`` (least squares on ``log norm``).
+def fit_exponential(norms_by_distance, skip: int = 0) -> tuple[float, float]:
+    """``(c, r)`` of the least-squares fit ``log norm_k ~ log c + k log r``: the curve ``c * r**k``.
 
     ``norms_by_distance[k]`` is the norm ``k`` steps back; the first ``skip`` distances are left
     out (the start is often a transient). Zero norms (underflow) are left out too."""
@@ -174,7 +174,13 @@ def fit_rate(norms_by_distance, skip: int = 0) -> float:
         raise ValueError("expected at least two positive, finite norms to fit a rate")
     x, y = k[keep], norms[keep].log()
     slope = ((x - x.mean()) * (y - y.mean())).sum() / ((x - x.mean()) ** 2).sum()
-    return float(slope.exp())
+    intercept = y.mean() - slope * x.mean()
+    return float(intercept.exp()), float(slope.exp())
+
+
+def fit_rate(norms_by_distance, skip: int = 0) -> float:
+    """The per-step factor ``r`` of the best fit ``norm_k ~ c * r**k`` (see :func:`fit_exponential`)."""
+    return fit_exponential(norms_by_distance, skip)[1]
 
 
 def effective_memory(norms_by_distance, fraction: float = 0.01) -> int:
