@@ -323,9 +323,3 @@ def conditional_entropy(tokens: Sequence[Hashable], n: int) -> float:
     total = sum(grams.values())
     return float(-sum(c / total * math.log2(c / context_totals[g[:-1]]) for g, c in grams.items()))
 
-
-def cross_entropy_by_order(train: Sequence[Hashable], heldout: Sequence[Hashable], orders: Iterable[int],
-                           alpha: float, vocab: Iterable[Hashable] | None = None) -> dict[int, float]:
-    """Held-out cross-entropy (bits per token) of an add-``alpha`` n-gram model for each order."""
-    vocab = list(vocab) if vocab is not None else None
-    return {n: NGramLM(n, alpha).fit(train, vocab=vocab).cross_entropy(heldout) for n in orders}
