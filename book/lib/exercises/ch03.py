@@ -1,0 +1,205 @@
+"""Checkers for the exercises of chapter 3 (LSTM, GRU, bidirectional and stacked RNNs).
+
+Right answers are computed here from the exercise's data (never typed in), and each checker
+tries the usual mistakes first so that a wrong answer gets a hint that names the mistake.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ..bidirectional import Bidirectional
+from ..gated import CoupledLSTMScratch, GRUScratch, LSTMScratch
+from .core import Wrong, as_number, checker, close
+
+# -- the data of the exercises (the notebook's text quotes them) -----------------------------
+COUNT_SIZES = dict(input_size=3, hidden_size=5)   # count the parameters of PyTorch's LSTM and GRU
+MEMORY_BIASES = (0.0, 1.0, 3.0)                   # forget-gate biases; memory falls below 1% when?
+MEMORY_FRACTION = 0.01
+
+__all__ = ["check_parameter_counts", "check_memory_steps", "check_coupled_step", "check_bidirectional",
+           "COUNT_SIZES", "MEMORY_BIASES", "MEMORY_FRACTION"]
+
+
+def _number(answer, what: str) -> float:
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, np.ndarray) and answer.size == 1:
+        answer = answer.item()
+    if isinstance(answer, str):
+        raise Wrong(f"expected {what} as a number, got the text {answer!r}.")
+    return as_number(answer, what)
+
+
+def _function(func) -> None:
+    if func is None or func is Ellipsis:
+        raise NotImplementedError
+    if not callable(func):
+        raise Wrong(f"expected a function, got {type(func).__name__} {func!r:.60}.")
+
+
+def _tensor(value, shape: tuple, what: str) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise Wrong(f"expected {what} as a torch.Tensor of shape {shape}, got {type(value).__name__}.")
+    if tuple(value.shape) != shape:
+        raise Wrong(f"expected {what} of shape {shape}, got {tuple(value.shape)}.")
+    return value.detach().float()
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and bool(torch.allclose(a, b, atol=1e-5, rtol=1e-4))
+
+
+# -- exercise: count the parameters of PyTorch's LSTM and GRU by hand --------------------------
+@checker
+def check_parameter_counts(lstm_params, gru_params) -> str:
+    """The numbers of parameters of ``nn.LSTM`` and ``nn.GRU`` with :data:`COUNT_SIZES`."""
+    I, H = COUNT_SIZES["input_size"], COUNT_SIZES["hidden_size"]
+    lstm = _number(lstm_params, "the LSTM's number of parameters")
+    gru = _number(gru_params, "the GRU's number of parameters")
+    per_block = H * I + H * H + 2 * H   # W_i*, W_h*, b_i*, b_h* of one gate
+    right = {"LSTM": 4 * per_block, "GRU": 3 * per_block}
+    for name, value, k in (("LSTM", lstm, 4), ("GRU", gru, 3)):
+        if value == right[name]:
+            continue
+        if value == right["GRU" if name == "LSTM" else "LSTM"]:
+            raise Wrong(f"{name}: {value:g} is the other layer's count. The LSTM has four blocks "
+                        "(i, f, g, o), the GRU three (r, z, n).")
+        if value == k * (H * I + H * H + H):
+            raise Wrong(f"{name}: {value:g} counts one bias per block. PyTorch keeps two, b_i* and b_h* "
+                        "(they only ever appear as a sum, but both are parameters).")
+        if value == per_block:
+            raise Wrong(f"{name}: {value:g} is one block, a plain RNN's count. Every gate has its own "
+                        f"weights: multiply by the number of blocks ({k}).")
+        if value == k * (H * H + 2 * H) or value == k * (H * I + 2 * H):
+            raise Wrong(f"{name}: {value:g} leaves out one of the two weight matrices: each block has "
+                        f"W_i* of shape ({H}, {I}) and W_h* of shape ({H}, {H}).")
+        if value == k * (H * I + H * H):
+            raise Wrong(f"{name}: {value:g} forgets the biases (two vectors of {H} per block).")
+        raise Wrong(f"{name}: {value:g} is not it. Count one block (two weight matrices, two bias "
+                    f"vectors) and multiply by the number of blocks.")
+    return (f"LSTM {right['LSTM']}, GRU {right['GRU']}: 4 and 3 times a plain RNN's {per_block} "
+            f"(with PyTorch's two bias vectors).")
+
+
+# -- exercise: how long does a cell remember with a given forget-gate bias? --------------------
+def memory_steps(bias: float, fraction: float = MEMORY_FRACTION) -> int:
+    """The fewest steps ``k`` with ``sigmoid(bias) ** k < fraction``."""
+    f = 1 / (1 + math.exp(-bias))
+    k = math.log(fraction) / math.log(f)
+    return math.floor(k) + 1
+
+
+@checker
+def check_memory_steps(k_bias0, k_bias1, k_bias3) -> str:
+    """The fewest steps after which a cell keeps less than 1% of its content when its forget
+    gate stays at sigma(b) (input gate shut), for b = 0, 1 and 3."""
+    answers = [_number(a, f"the number of steps for b = {b:g}") for a, b in zip((k_bias0, k_bias1, k_bias3),
+                                                                                  MEMORY_BIASES)]
+    for value, b in zip(answers, MEMORY_BIASES):
+        f = 1 / (1 + math.exp(-b))
+        right = memory_steps(b)
+        exact = math.log(MEMORY_FRACTION) / math.log(f)
+        if value == right:
+            continue
+        if close(value, f, rel=1e-2):
+            raise Wrong(f"b = {b:g}: {value:g} is the forget gate's value sigma({b:g}) itself; the question is "
+                        f"how many steps k it takes until sigma({b:g})^k < {MEMORY_FRACTION}.")
+        if close(value, exact, rel=1e-3) or value == math.floor(exact):
+            raise Wrong(f"b = {b:g}: {value:g} solves f^k = {MEMORY_FRACTION} (k = {exact:.2f}) without rounding "
+                        "or rounded down; after that many steps the cell still holds more than 1%. "
+                        "The answer is a whole number of steps: round up.")
+        if b != 0 and value == memory_steps(0.0):
+            raise Wrong(f"b = {b:g}: {value:g} is the answer for b = 0. The gate starts at sigma(b), "
+                        f"{f:.4f} here, not 0.5.")
+        raise Wrong(f"b = {b:g}: {value:g} is not it. Solve sigma(b)^k < {MEMORY_FRACTION} for the "
+                    "smallest integer k (take logarithms; both sides are negative).")
+    k0, k1, k3 = (memory_steps(b) for b in MEMORY_BIASES)
+    return (f"{k0}, {k1} and {k3} steps. A bias of 1 doubles the memory at the start of training, "
+            f"a bias of 3 makes it {k3 / k0:.0f} times longer.")
+
+
+# -- exercise: the coupled input-forget gate (CIFG) -------------------------------------------
+def _step_case(seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    lstm = LSTMScratch(3, 4)
+    with torch.no_grad():
+        for p in lstm.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.8)
+    x, h, c = (torch.randn(2, n, generator=gen) for n in (3, 4, 4))
+    return lstm, x, h, c
+
+
+@checker
+def check_coupled_step(coupled_step) -> str:
+    """``coupled_step(lstm, x, h, c) -> (h_new, c_new)``: one step of an LSTM whose input gate is
+    ``1 - f``, using ``lstm``'s weights (an :class:`~seqbook.gated.LSTMScratch`; its input-gate
+    rows are ignored)."""
+    _function(coupled_step)
+    for seed in (0, 1):
+        lstm, x, h, c = _step_case(seed)
+        cifg = CoupledLSTMScratch(3, 4)
+        cifg.load_state_dict(lstm.state_dict())
+        with torch.no_grad():
+            h_right, c_right, _ = cifg.step(x, h, c)
+            h_plain, c_plain, _ = lstm.step(x, h, c)
+            out = coupled_step(lstm, x.clone(), h.clone(), c.clone())
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise Wrong(f"expected the pair (h_new, c_new), got {type(out).__name__}"
+                        + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else "") + ".")
+        h_new = _tensor(out[0], (2, 4), "h_new")
+        c_new = _tensor(out[1], (2, 4), "c_new")
+        if _same(h_new, c_right) and _same(c_new, h_right):
+            raise Wrong("the two are swapped: return (h_new, c_new), in that order.")
+        if _same(c_new, c_plain):
+            raise Wrong("that is the ordinary LSTM step: the input gate came from its own weights. "
+                        "In the coupled cell, i = 1 - f.")
+        pre = x @ lstm.weight_ih.T + lstm.bias_ih + h @ lstm.weight_hh.T + lstm.bias_hh
+        _, a_f, a_g, a_o = pre.chunk(4, dim=-1)
+        f, g, o = torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
+        if _same(c_new, f * c + f * g):
+            raise Wrong("you used i = f; coupling means the cell writes what it forgets: i = 1 - f.")
+        if _same(c_new, (1 - f) * c + f * g):
+            raise Wrong("the roles are reversed: f multiplies the old cell c, and 1 - f the candidate g.")
+        if _same(c_new, c_right) and _same(h_new, torch.tanh(c_right)):
+            raise Wrong("the cell is right, but h_new = tanh(c_new) forgets the output gate o.")
+        if _same(c_new, c_right) and _same(h_new, o * c_right):
+            raise Wrong("the cell is right, but h_new squashes c_new with tanh first: h = o * tanh(c).")
+        if not _same(c_new, c_right):
+            raise Wrong("c_new is not f * c + (1 - f) * g, with f, g from lstm's weights (gate order i, f, g, o).")
+        if not _same(h_new, h_right):
+            raise Wrong("c_new is right but h_new is not o * tanh(c_new).")
+    return "your coupled step matches CoupledLSTMScratch: the cell forgets exactly as much as it writes."
+
+
+# -- exercise: a bidirectional layer from two one-directional ones --------------------------------
+@checker
+def check_bidirectional(bidirectional_outputs) -> str:
+    """``bidirectional_outputs(fwd, bwd, X) -> (batch, time, 2 * hidden)``: ``fwd`` reads ``X``
+    left to right, ``bwd`` right to left; step ``t`` gets both layers' outputs for step ``t``."""
+    _function(bidirectional_outputs)
+    torch.manual_seed(3)
+    fwd, bwd = GRUScratch(2, 3), GRUScratch(2, 3)
+    X = torch.randn(2, 5, 2)
+    with torch.no_grad():
+        right = Bidirectional(fwd, bwd)(X)[0]
+        out = bidirectional_outputs(fwd, bwd, X.clone())
+        if isinstance(out, (tuple, list)) and len(out) == 2 and isinstance(out[0], torch.Tensor):
+            raise Wrong("return only the outputs tensor (batch, time, 2 * hidden), not a pair.")
+        out = _tensor(out, (2, 5, 6), "the outputs")
+        f_out, b_out_rev = fwd(X)[0], bwd(X.flip(1))[0]
+        if _same(out, torch.cat([f_out, b_out_rev], -1)):
+            raise Wrong("the backward half is in reverse order: bwd's output for its first step belongs "
+                        "to the LAST position. Flip it back along time (dim 1) before concatenating.")
+        if _same(out, torch.cat([f_out, bwd(X)[0]], -1)):
+            raise Wrong("the backward layer read the sequence left to right: give it X.flip(1).")
+        if _same(out, torch.cat([b_out_rev.flip(1), f_out], -1)):
+            raise Wrong("the halves are swapped: the forward layer's outputs come first.")
+        if _same(out, f_out.repeat(1, 1, 2)):
+            raise Wrong("both halves come from the forward layer; the second must come from bwd.")
+        if not _same(out, right):
+            raise Wrong("the values differ from [fwd(X) outputs, bwd(X reversed) outputs reversed].")
+    return "each step now sees the whole sentence: the left context from fwd, the right one from bwd."

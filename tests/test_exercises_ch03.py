@@ -1,0 +1,130 @@
+"""Chapter 3's checkers accept right answers, name typical mistakes, and never raise."""
+
+import math
+
+import pytest
+import torch
+
+from seqbook.exercises.ch03 import (check_bidirectional, check_coupled_step, check_memory_steps,
+                                    check_parameter_counts)
+
+
+def _verdict(v, passed, *words):
+    assert bool(v) is passed, v.message
+    for w in words:
+        assert w in v.message, v.message
+
+
+# -- parameter counts --------------------------------------------------------------------------
+def test_parameter_counts(capsys):
+    lstm, gru = torch.nn.LSTM(3, 5), torch.nn.GRU(3, 5)
+    right = (sum(p.numel() for p in lstm.parameters()), sum(p.numel() for p in gru.parameters()))
+    _verdict(check_parameter_counts(*right), True, "200", "150")
+    assert "✅" in capsys.readouterr().out
+    _verdict(check_parameter_counts(180, 150), False, "one bias")
+    _verdict(check_parameter_counts(150, 200), False, "other layer")
+    _verdict(check_parameter_counts(50, 150), False, "plain RNN")
+    _verdict(check_parameter_counts(200, 120), False, "biases")
+    _verdict(check_parameter_counts(200, 105), False, "leaves out")
+    _verdict(check_parameter_counts(201, 150), False, "not it")
+    _verdict(check_parameter_counts(..., 150), False, "placeholder")
+    _verdict(check_parameter_counts("200", 150), False, "text")
+
+
+# -- memory steps -------------------------------------------------------------------------------
+def test_memory_steps():
+    _verdict(check_memory_steps(7, 15, 95), True, "7, 15 and 95")
+    _verdict(check_memory_steps(torch.tensor(7), 15.0, 95), True)
+    _verdict(check_memory_steps(6, 15, 95), False, "round up")
+    _verdict(check_memory_steps(7, 14.71, 95), False, "round up")
+    _verdict(check_memory_steps(7, 7, 95), False, "answer for b = 0")
+    _verdict(check_memory_steps(7, 15, 1 / (1 + math.exp(-3))), False, "forget gate's value")
+    _verdict(check_memory_steps(7, 15, 50), False, "not it")
+    _verdict(check_memory_steps(7, None, 95), False, "placeholder")
+
+
+# -- coupled gates ------------------------------------------------------------------------------
+def _gates(lstm, x, h, c):
+    pre = x @ lstm.weight_ih.T + lstm.bias_ih + h @ lstm.weight_hh.T + lstm.bias_hh
+    a_i, a_f, a_g, a_o = pre.chunk(4, dim=-1)
+    return torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
+
+
+def right_coupled(lstm, x, h, c):
+    _, f, g, o = _gates(lstm, x, h, c)
+    c = f * c + (1 - f) * g
+    return o * torch.tanh(c), c
+
+
+def test_coupled_step_right_and_wrong():
+    _verdict(check_coupled_step(right_coupled), True, "matches")
+
+    def plain(lstm, x, h, c):
+        h, c, _ = lstm.step(x, h, c)
+        return h, c
+
+    def swapped(lstm, x, h, c):
+        return right_coupled(lstm, x, h, c)[::-1]
+
+    def i_is_f(lstm, x, h, c):
+        _, f, g, o = _gates(lstm, x, h, c)
+        c = f * c + f * g
+        return o * torch.tanh(c), c
+
+    def reversed_roles(lstm, x, h, c):
+        _, f, g, o = _gates(lstm, x, h, c)
+        c = (1 - f) * c + f * g
+        return o * torch.tanh(c), c
+
+    def no_output_gate(lstm, x, h, c):
+        _, c = right_coupled(lstm, x, h, c)
+        return torch.tanh(c), c
+
+    def no_tanh(lstm, x, h, c):
+        _, f, g, o = _gates(lstm, x, h, c)
+        c = f * c + (1 - f) * g
+        return o * c, c
+
+    def stub(lstm, x, h, c):
+        raise NotImplementedError
+
+    def crashes(lstm, x, h, c):
+        return lstm.no_such_thing
+
+    _verdict(check_coupled_step(plain), False, "ordinary LSTM")
+    _verdict(check_coupled_step(swapped), False, "swapped")
+    _verdict(check_coupled_step(i_is_f), False, "i = f")
+    _verdict(check_coupled_step(reversed_roles), False, "reversed")
+    _verdict(check_coupled_step(no_output_gate), False, "output gate")
+    _verdict(check_coupled_step(no_tanh), False, "tanh")
+    _verdict(check_coupled_step(lambda lstm, x, h, c: h), False, "pair")
+    _verdict(check_coupled_step(lambda lstm, x, h, c: (h[0], c)), False, "shape")
+    _verdict(check_coupled_step(stub), False, "placeholder")
+    _verdict(check_coupled_step(crashes), False, "AttributeError")
+    _verdict(check_coupled_step(42), False, "expected a function")
+
+
+# -- bidirectional ------------------------------------------------------------------------------
+def right_bi(fwd, bwd, X):
+    return torch.cat([fwd(X)[0], bwd(X.flip(1))[0].flip(1)], dim=-1)
+
+
+def test_bidirectional_right_and_wrong():
+    _verdict(check_bidirectional(right_bi), True, "whole sentence")
+    _verdict(check_bidirectional(lambda f, b, X: torch.cat([f(X)[0], b(X.flip(1))[0]], -1)), False, "Flip it back")
+    _verdict(check_bidirectional(lambda f, b, X: torch.cat([f(X)[0], b(X)[0]], -1)), False, "X.flip(1)")
+    _verdict(check_bidirectional(lambda f, b, X: torch.cat([b(X.flip(1))[0].flip(1), f(X)[0]], -1)), False,
+             "swapped")
+    _verdict(check_bidirectional(lambda f, b, X: torch.cat([f(X)[0], f(X)[0]], -1)), False, "both halves")
+    _verdict(check_bidirectional(lambda f, b, X: (right_bi(f, b, X), None)), False, "not a pair")
+    _verdict(check_bidirectional(lambda f, b, X: f(X)[0]), False, "shape")
+    _verdict(check_bidirectional(lambda f, b, X: right_bi(f, b, X) + 1), False, "differ")
+    _verdict(check_bidirectional(None), False, "placeholder")
+
+
+@pytest.mark.parametrize("junk", [None, ..., "text", [1, 2], {"a": 1}, float("nan"), 1e300])
+def test_checkers_never_raise(junk):
+    for check in (check_coupled_step, check_bidirectional):
+        assert not check(junk)
+    assert not check_parameter_counts(junk, junk)
+    assert not check_memory_steps(junk, junk, junk)
