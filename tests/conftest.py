@@ -6,7 +6,6 @@ import os
 
 os.environ.setdefault("SEQBOOK_QUIET", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
 
 import torch  # noqa: E402
 

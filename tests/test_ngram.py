@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from seqbook.ngram import NGramLM, apply_temperature, bigram_count_matrix, train_softmax_bigram
+from seqbook.corpus import letters_and_space
+from seqbook.ngram import (NGramLM, apply_temperature, bigram_count_matrix, conditional_entropy, ngram_sparsity,
+                           train_softmax_bigram)
 
 CORPUS = "the cat sat on the mat the cat ran".split()
 
@@ -136,3 +138,74 @@ def test_softmax_bigram_net_agrees_with_counts():
     assert losses[-1] < losses[0]
     assert torch.allclose(learned.sum(1), torch.ones(5), atol=1e-5)
     assert (learned - counted).abs().max() < 1e-3
+
+
+def test_tempered_scores_match_the_distribution_one_samples_from():
+    text = "abracadabra abracadabra cadabra"
+    m = NGramLM(3, alpha=0.1).fit(text)
+    for T in (0.5, 2.0):
+        lp = m.token_log_probs(text, temperature=T)
+        manual = [math.log(apply_temperature(m.distribution(text[:i]), T)[m.vocab.index(ch)])
+                  for i, ch in enumerate(text)]
+        assert np.allclose(lp, manual)
+    assert m.cross_entropy(text, temperature=1.0) == m.cross_entropy(text)
+    assert math.isclose(m.perplexity(text, temperature=2.0), 2 ** m.cross_entropy(text, temperature=2.0))
+    for bad in (0, -1, float("inf"), True, "1"):
+        with pytest.raises(ValueError, match="temperature > 0"):
+            m.cross_entropy(text, temperature=bad)
+
+
+def test_with_alpha_shares_counts_and_changes_only_smoothing():
+    text = "the cat sat on the mat".split()
+    m = NGramLM(2, alpha=0.0).fit(text)
+    m1 = m.with_alpha(1.0)
+    assert m1.alpha == 1.0 and m.alpha == 0.0
+    assert math.isclose(m1.prob("cat", ["the"]), NGramLM(2, alpha=1.0).fit(text).prob("cat", ["the"]))
+    assert m.prob("cat", ["the"]) == 0.5
+
+
+def test_context_count():
+    m = NGramLM(3, alpha=0.5).fit("abcabd")
+    assert m.context_count("ab") == 2 and m.context_count("xab") == 2 and m.context_count("ba") == 0
+    assert NGramLM(1).fit("abc").context_count() == 3
+
+
+def test_sample_is_unchanged_by_a_long_context_and_deterministic():
+    m = NGramLM(3, alpha=0.1).fit("abracadabra" * 5)
+    assert m.sample(20, seed=3, context="abracadab") == m.sample(20, seed=3, context="ab")
+    assert m.sample(20, seed=3) == m.sample(20, seed=3)
+
+
+def test_ngram_sparsity_by_hand():
+    s = ngram_sparsity("abab", "abba", 2, vocab_size=3)
+    # training bigrams: ab, ba, ab -> seen {ab, ba}; held-out bigrams ab, bb, ba -> bb unseen
+    assert (s.possible_contexts, s.seen_contexts, s.seen_ngrams) == (3, 2, 2)
+    assert math.isclose(s.unseen_ngrams, 1 / 3) and s.unseen_contexts == 0
+    assert math.isclose(s.singletons, 1 / 2) and math.isclose(s.context_coverage, 2 / 3)
+    with pytest.raises(ValueError, match="order n"):
+        ngram_sparsity("ab", "ab", 0)
+    with pytest.raises(ValueError, match="at least n=3"):
+        ngram_sparsity("ab", "abc", 3)
+
+
+def test_conditional_entropy():
+    assert math.isclose(conditional_entropy("abab" * 10, 1), 1.0)     # two equally frequent symbols
+    assert conditional_entropy("abab" * 10, 2) == 0.0                  # b always follows a, a follows b
+    # "aabb": bigrams aa, ab, bb; context a -> {a, b} (1 bit), context b -> {b} (0 bits), weights 2/3, 1/3
+    assert math.isclose(conditional_entropy("aabb", 2), 2 / 3)
+    with pytest.raises(ValueError):
+        conditional_entropy("a", 2)
+
+
+def test_letters_and_space():
+    assert letters_and_space("Hello,  World! 3x") == "hello world x"
+    with pytest.raises(TypeError):
+        letters_and_space(3)
+
+
+def test_train_softmax_bigram_rejects_non_tensors_and_keeps_the_device():
+    with pytest.raises(ValueError, match="square"):
+        train_softmax_bigram(np.ones((3, 3)))
+    counts = torch.tensor([[0, 3], [1, 1]])
+    probs, losses = train_softmax_bigram(counts, steps=200, lr=0.5)
+    assert probs.device == counts.device and abs(float(probs[1, 0]) - 0.5) < 0.02

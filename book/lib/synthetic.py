@@ -28,7 +28,7 @@ LANGUAGES = ["French", "Spanish", "Italian", "German", "Japanese", "Portuguese",
 FILLERS = ["la", "di", "da", "do", "re", "mi"]
 
 
-def _entropy(p: np.ndarray) -> float:
+def entropy_bits(p: np.ndarray) -> float:
     """Entropy in bits of a probability vector."""
     p = p[p > 0]
     return float(-(p * np.log2(p)).sum())
@@ -68,8 +68,8 @@ class LongRangeSource:
         m, f = len(self.countries), len(self.fillers)
         country = math.log2(m)
         first_filler = math.log2(f)
-        each_next_filler = _entropy(self.filler_transitions[0])  # every row is a permutation of row 0
-        language = _entropy(self.language_given_country[0])
+        each_next_filler = entropy_bits(self.filler_transitions[0])  # every row is a permutation of row 0
+        language = entropy_bits(self.language_given_country[0])
         return country + first_filler + (self.lag - 2) * each_next_filler + language
 
     def entropy_rate(self) -> float:

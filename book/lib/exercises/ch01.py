@@ -12,7 +12,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..synthetic import LongRangeSource, _entropy
+from ..synthetic import LongRangeSource, entropy_bits
 from .core import Wrong, as_number, call, checker, close
 
 # -- the data of the exercises (the notebook's text quotes them) ----------------------------
@@ -289,8 +289,8 @@ def check_entropy_rate(answer) -> str:
     L, lag = src.sentence_length, src.lag
     h_country = math.log2(len(src.countries))
     h_first = math.log2(len(src.fillers))
-    h_step = _entropy(src.filler_transitions[0])
-    h_lang = _entropy(src.language_given_country[0])
+    h_step = entropy_bits(src.filler_transitions[0])
+    h_lang = entropy_bits(src.language_given_country[0])
     sentence = h_country + h_first + (lag - 2) * h_step + h_lang
     value = _number(answer, "an entropy rate in bits per token")
     wrongs = [
