@@ -136,3 +136,11 @@ def test_bad_arguments():
         train_lm(model, _periodic(), 3, optimizer="rmsprop", device="cpu")
     with pytest.raises(ValueError, match="train_ids as a 1-d int64"):
         train_lm(model, torch.zeros(100), 3)
+
+
+@pytest.mark.parametrize("layer", [nn.LSTM(4, 8, batch_first=True), nn.GRU(4, 8, batch_first=True, num_layers=2)])
+def test_trains_with_torch_layers_whose_state_is_a_tuple_or_has_a_layer_dimension(layer):
+    torch.manual_seed(0)
+    model = RecurrentLM(5, layer, embedding_dim=4)
+    h = train_lm(model, _periodic(), 40, batch_size=4, seq_len=8, lr=0.02, val_ids=_periodic(200), device="cpu")
+    assert h.diverged_at is None and h.loss[-1] < h.loss[0] and h.val_step == [40]
