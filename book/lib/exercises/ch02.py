@@ -16,7 +16,7 @@ from .core import Wrong, as_number, call, checker, close
 
 # -- the data of the exercises (the notebook's text quotes them) ----------------------------
 DIAGONAL, BPTT_STEPS, FLOAT32_STEPS = 0.5, 100, 150   # W_hh = 0.5 I, gradients through 100 / 150 steps
-SHARING = dict(input_size=68, hidden_size=128, steps=64)  # one-hot characters, 128 units, 64 steps
+SHARING = dict(input_size=67, hidden_size=128, steps=64)  # one-hot characters, 128 units, 64 steps
 DECAY = dict(scale=0.8, fraction=1e-6)                 # orthogonal W_hh scaled by 0.8; when below 1e-6?
 
 __all__ = ["check_vanishing_gradient", "check_parameter_counts", "check_step_jacobian",
