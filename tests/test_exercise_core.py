@@ -49,3 +49,32 @@ def test_junk_never_raises(capsys):
     assert check_pi(3.1416)
     out = capsys.readouterr().out
     assert "Traceback" not in out and out.count("❌") == 7
+
+
+def test_number_accepts_scalars_of_any_kind_and_explains_text():
+    import numpy as np
+    import pytest
+    import torch
+
+    from seqbook.exercises.core import number
+
+    assert number(torch.tensor(0.5)) == 0.5 and number(np.float32(0.25)) == 0.25 and number(np.array([2.0])) == 2.0
+    with pytest.raises(Wrong, match=r"as a Python number \(for example 1/4\), got the text '0.25'"):
+        number("0.25", "a probability", example="1/4")
+
+
+def test_require_function_and_match_typical():
+    import pytest
+
+    from seqbook.exercises.core import match_typical, require_function
+
+    with pytest.raises(NotImplementedError):
+        require_function(...)
+    with pytest.raises(Wrong, match="expected a function, got int"):
+        require_function(3)
+    wrongs = [(2 / 3, "no smoothing."), (0.5, "denominator.")]
+    assert match_typical(1 / 3, 1 / 3, wrongs, "try again") == "0.333333 is right."
+    with pytest.raises(Wrong, match="0.666667: no smoothing."):
+        match_typical(2 / 3, 1 / 3, wrongs, "try again")
+    with pytest.raises(Wrong, match="0.9 is not it. try again"):
+        match_typical(0.9, 1 / 3, wrongs, "try again")

@@ -80,3 +80,36 @@ def call(func, *args, what: str = "your function"):
     if not callable(func):
         raise Wrong(f"expected a function, got {type(func).__name__} {func!r}.")
     return func(*args)
+
+
+def number(answer, what: str = "a number", example: str = "") -> float:
+    """Like :func:`as_number`, but also takes a one-element tensor or array, and explains that an
+    answer typed as text (``"0.25"``) should be a Python number."""
+    if hasattr(answer, "numel") and answer.numel() == 1:  # a torch tensor
+        answer = answer.item()
+    if hasattr(answer, "size") and getattr(answer, "size", None) == 1 and hasattr(answer, "item"):
+        answer = answer.item()  # a NumPy array or scalar
+    if isinstance(answer, str):
+        hint = f" (for example {example})" if example else ""
+        raise Wrong(f"expected {what} as a Python number{hint}, got the text {answer!r}.")
+    return as_number(answer, what)
+
+
+def require_function(func) -> None:
+    """Reject a placeholder (``None``, ``...``) or something that is not a function."""
+    if func is None or func is Ellipsis:
+        raise NotImplementedError
+    if not callable(func):
+        raise Wrong(f"expected a function, got {type(func).__name__} {func!r:.60}.")
+
+
+def match_typical(value: float, right: float, wrongs: list[tuple[float, str]], otherwise: str,
+                  rel: float = 1e-3, abs_: float = 1e-9) -> str:
+    """A success message if ``value`` is ``right``; else :class:`Wrong` with the hint of the first
+    typical mistake (``(wrong value, hint)``) that ``value`` equals, or ``otherwise``."""
+    if close(value, right, rel=rel, abs_=abs_):
+        return f"{value:.6g} is right."
+    for wrong, hint in wrongs:
+        if not close(wrong, right, rel=rel, abs_=abs_) and close(value, wrong, rel=rel, abs_=abs_):
+            raise Wrong(f"{value:.6g}: {hint}")
+    raise Wrong(f"{value:.6g} is not it. {otherwise}")
