@@ -59,8 +59,9 @@ def test_number_accepts_scalars_of_any_kind_and_explains_text():
     from seqbook.exercises.core import number
 
     assert number(torch.tensor(0.5)) == 0.5 and number(np.float32(0.25)) == 0.25 and number(np.array([2.0])) == 2.0
-    with pytest.raises(Wrong, match=r"as a Python number \(for example 1/4\), got the text '0.25'"):
-        number("0.25", "a probability", example="1/4")
+    assert number(" 0.25 ") == 0.25
+    with pytest.raises(Wrong, match=r"as a Python number \(for example 1 / 4\), got the text 'a quarter'"):
+        number("a quarter", "a probability", example="1 / 4")
 
 
 def test_require_function_and_match_typical():

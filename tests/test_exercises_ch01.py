@@ -80,7 +80,7 @@ def test_placeholders_say_so(capsys):
 
 def test_text_answer_gets_a_hint(capsys):
     v = verdict_of(ch01.check_add_one_bigram, "one third", capsys)
-    assert not v and "as a number" in v.message
+    assert not v and "as a Python number" in v.message
 
 
 # -- perplexity -------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from collections import Counter
 import numpy as np
 
 from ..synthetic import LongRangeSource, entropy_bits
-from .core import Wrong, as_number, call, checker, close
+from .core import Wrong, as_number, call, checker, close, match_typical, number, require_function
 
 # -- the data of the exercises (the notebook's text quotes them) ----------------------------
 TINY_CORPUS = "the cat sat on the mat the cat ran"
@@ -24,35 +24,6 @@ ENTROPY_SOURCE = dict(lag=3, n_countries=2, n_fillers=2, stickiness=0.75, fideli
 __all__ = ["check_add_one_bigram", "check_perplexity", "check_temperature", "check_context_count",
            "check_entropy_rate", "TINY_CORPUS", "BIGRAM_QUERY", "CONTEXT_ALPHABET", "CONTEXT_ORDER",
            "ENTROPY_SOURCE"]
-
-
-def _match(value: float, right: float, wrongs: list[tuple[float, str]], rel: float, otherwise: str) -> str:
-    """Return a success message if ``value`` is ``right``; else raise Wrong with the hint of
-    the first typical mistake it equals, or ``otherwise``."""
-    if close(value, right, rel=rel):
-        return f"{value:.6g} is right."
-    for wrong, hint in wrongs:
-        if not close(wrong, right, rel=rel) and close(value, wrong, rel=rel):
-            raise Wrong(f"{value:.6g}: {hint}")
-    raise Wrong(f"{value:.6g} is not it. {otherwise}")
-
-
-def _function(func) -> None:
-    """Reject a placeholder or a non-function before calling it."""
-    if func is None or func is Ellipsis:
-        raise NotImplementedError
-    if not callable(func):
-        raise Wrong(f"expected a function, got {type(func).__name__} {func!r:.60}.")
-
-
-def _number(answer, what: str) -> float:
-    if isinstance(answer, str):
-        try:
-            return as_number(answer.strip(), what)
-        except Wrong:
-            raise Wrong(f"expected {what} as a number (e.g. 0.25 or 1/4 written as 1 / 4 in Python), "
-                        f"got the text {answer!r}.") from None
-    return as_number(answer, what)
 
 
 # -- exercise: add-one bigram probability by hand -------------------------------------------
@@ -70,7 +41,7 @@ def check_add_one_bigram(answer) -> str:
     f = _bigram_facts()
     c, ctx, V = f["pair"], f["context"], f["V"]
     right = (c + 1) / (ctx + V)
-    value = _number(answer, "a probability")
+    value = number(answer, "a probability", example="1 / 4")
     wrongs = [
         (c / ctx, "that is the maximum-likelihood estimate count(the cat) / count(the): no smoothing. "
                   "Add 1 to every count in the row of 'the'."),
@@ -98,9 +69,9 @@ def check_add_one_bigram(answer) -> str:
             if close(value, wrong, rel=1e-2):
                 raise Wrong(f"{value:.6g}: {hint}")
         raise Wrong(f"{value:.6g} is not a probability (expected a number between 0 and 1).")
-    return _match(value, right, wrongs, rel=1e-2,
-                  otherwise="Add-one: (count(the cat) + 1) / (count(the) + |V|), with |V| the number of "
-                            "distinct words.")
+    return match_typical(value, right, wrongs, rel=1e-2,
+                         otherwise="Add-one: (count(the cat) + 1) / (count(the) + |V|), with |V| the number of "
+                                   "distinct words.")
 
 
 # -- exercise: perplexity from per-token probabilities --------------------------------------
@@ -159,7 +130,7 @@ def _scalar(result, what: str) -> float:
 def check_perplexity(perplexity) -> str:
     """``perplexity(probs)``: probs is a 1-d array of p(x_t | context), one per token; returns
     the perplexity of the sequence, exp(-mean(ln p))."""
-    _function(perplexity)
+    require_function(perplexity)
     for p in _PERPLEXITY_CASES:
         right = float(np.exp(-np.log(p).mean()))
         value = _scalar(call(perplexity, p.copy()), "the perplexity")
@@ -224,7 +195,7 @@ def _vector(result, size: int) -> np.ndarray:
 @checker
 def check_temperature(with_temperature) -> str:
     """``with_temperature(probs, T)``: probs a 1-d array summing to 1; returns p^(1/T), renormalised."""
-    _function(with_temperature)
+    require_function(with_temperature)
     for p, T in _TEMPERATURE_CASES:
         right = _normalise(p ** (1 / T))
         value = _vector(call(with_temperature, p.copy(), T), len(p))
@@ -259,7 +230,7 @@ def check_context_count(answer) -> str:
     over ``CONTEXT_ALPHABET`` symbols."""
     V, n = CONTEXT_ALPHABET, CONTEXT_ORDER
     right = V ** (n - 1)
-    value = _number(answer, "a count of contexts")
+    value = number(answer, "a count of contexts", example="1 / 4")
     wrongs = [
         (V ** n, f"that is |V|^n = {V}^{n}, the number of possible {n}-grams; a context is the "
                  f"n - 1 = {n - 1} characters before the one predicted."),
@@ -276,8 +247,8 @@ def check_context_count(answer) -> str:
     ]
     if value != int(value):
         raise Wrong(f"{value:g}: a number of contexts is a whole number.")
-    return _match(value, right, wrongs, rel=1e-9,
-                  otherwise=f"Each of the n - 1 = {n - 1} context positions can hold any of the {V} symbols.")
+    return match_typical(value, right, wrongs, rel=1e-9,
+                         otherwise=f"Each of the n - 1 = {n - 1} context positions can hold any of the {V} symbols.")
 
 
 # -- exercise: the entropy rate of the synthetic source by hand -----------------------------
@@ -292,7 +263,7 @@ def check_entropy_rate(answer) -> str:
     h_step = entropy_bits(src.filler_transitions[0])
     h_lang = entropy_bits(src.language_given_country[0])
     sentence = h_country + h_first + (lag - 2) * h_step + h_lang
-    value = _number(answer, "an entropy rate in bits per token")
+    value = number(answer, "an entropy rate in bits per token", example="1 / 4")
     wrongs = [
         (sentence, f"that is the entropy of a whole sentence; the rate is per token, so divide by the "
                    f"sentence length lag + 1 = {L}."),
@@ -317,7 +288,7 @@ def check_entropy_rate(answer) -> str:
         ((h_country + h_first + (lag - 2) * h_step + h_lang + h_country) / L,
          "the country is counted once: the language depends on it, it does not repeat it."),
     ]
-    return _match(value, right, wrongs, rel=5e-3,
-                  otherwise="Add up the entropy of each position of a sentence given what came before "
-                            "(country, first filler, each further filler, language), then divide by the "
-                            "sentence length.")
+    return match_typical(value, right, wrongs, rel=5e-3,
+                         otherwise="Add up the entropy of each position of a sentence given what came before "
+                                   "(country, first filler, each further filler, language), then divide by the "
+                                   "sentence length.")

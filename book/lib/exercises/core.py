@@ -83,15 +83,18 @@ def call(func, *args, what: str = "your function"):
 
 
 def number(answer, what: str = "a number", example: str = "") -> float:
-    """Like :func:`as_number`, but also takes a one-element tensor or array, and explains that an
-    answer typed as text (``"0.25"``) should be a Python number."""
+    """Like :func:`as_number`, but also takes a one-element tensor or array, and text that reads as a
+    number (``"0.25"``); other text gets a hint that names the form expected."""
     if hasattr(answer, "numel") and answer.numel() == 1:  # a torch tensor
         answer = answer.item()
     if hasattr(answer, "size") and getattr(answer, "size", None) == 1 and hasattr(answer, "item"):
         answer = answer.item()  # a NumPy array or scalar
     if isinstance(answer, str):
-        hint = f" (for example {example})" if example else ""
-        raise Wrong(f"expected {what} as a Python number{hint}, got the text {answer!r}.")
+        try:
+            return as_number(answer.strip(), what)
+        except Wrong:
+            hint = f" (for example {example})" if example else ""
+            raise Wrong(f"expected {what} as a Python number{hint}, got the text {answer!r}.") from None
     return as_number(answer, what)
 
 
