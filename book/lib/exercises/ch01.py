@@ -230,7 +230,7 @@ def check_context_count(answer) -> str:
     over ``CONTEXT_ALPHABET`` symbols."""
     V, n = CONTEXT_ALPHABET, CONTEXT_ORDER
     right = V ** (n - 1)
-    value = number(answer, "a count of contexts", example="1 / 4")
+    value = number(answer, "a count of contexts", example="10 ** 6")
     wrongs = [
         (V ** n, f"that is |V|^n = {V}^{n}, the number of possible {n}-grams; a context is the "
                  f"n - 1 = {n - 1} characters before the one predicted."),
@@ -263,7 +263,7 @@ def check_entropy_rate(answer) -> str:
     h_step = entropy_bits(src.filler_transitions[0])
     h_lang = entropy_bits(src.language_given_country[0])
     sentence = h_country + h_first + (lag - 2) * h_step + h_lang
-    value = number(answer, "an entropy rate in bits per token", example="1 / 4")
+    value = number(answer, "an entropy rate in bits per token", example="1.25")
     wrongs = [
         (sentence, f"that is the entropy of a whole sentence; the rate is per token, so divide by the "
                    f"sentence length lag + 1 = {L}."),
