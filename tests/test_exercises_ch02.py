@@ -31,7 +31,7 @@ def test_vanishing_right_answers(capsys):
     (0.5 ** 100, 2.0 ** -149, "tie"),
     (0.5 ** 100, float(np.finfo(np.float32).tiny), "normal"),
     (0.5 ** 100, 1e-10, "not what float32 gives"),
-    (0.5 ** 100, "0", "as a number"),
+    (0.5 ** 100, "zero", "as a Python number"),
 ])
 def test_vanishing_typical_mistakes(a100, a150, hint):
     _fails_with(check_vanishing_gradient(a100, a150), hint)
@@ -141,5 +141,6 @@ def test_decay_steps():
     _fails_with(check_decay_steps(k - 1), "still above")
     _fails_with(check_decay_steps(math.log(1e-6) / math.log10(0.8)), "bases")
     _fails_with(check_decay_steps(10), "Solve")
-    _fails_with(check_decay_steps("62"), "as a number")
+    _fails_with(check_decay_steps("sixty"), "as a Python number")
+    assert check_decay_steps(str(k))  # text that reads as a number is taken as one
     _fails_with(check_decay_steps(None), "placeholder")

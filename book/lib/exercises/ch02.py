@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..rnn import RNNScratch
-from .core import Wrong, as_number, call, checker, close
+from .core import Wrong, call, checker, close, match_typical, number, require_function
 
 # -- the data of the exercises (the notebook's text quotes them) ----------------------------
 DIAGONAL, BPTT_STEPS, FLOAT32_STEPS = 0.5, 100, 150   # W_hh = 0.5 I, gradients through 100 / 150 steps
@@ -24,49 +24,21 @@ __all__ = ["check_vanishing_gradient", "check_parameter_counts", "check_step_jac
            "SHARING", "DECAY"]
 
 
-def _number(answer, what: str) -> float:
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, np.ndarray) and answer.size == 1:
-        answer = answer.item()
-    if isinstance(answer, str):
-        raise Wrong(f"expected {what} as a number (for example 0.5 ** 100 in Python), got the text {answer!r}.")
-    return as_number(answer, what)
-
-
-def _match(value: float, right: float, wrongs: list[tuple[float, str]], rel: float, otherwise: str) -> str:
-    """A success message if ``value`` is ``right``; else Wrong with the hint of the first typical
-    mistake it equals, or ``otherwise``."""
-    if close(value, right, rel=rel, abs_=0.0):
-        return f"{value:.6g} is right."
-    for wrong, hint in wrongs:
-        if not close(wrong, right, rel=rel, abs_=0.0) and close(value, wrong, rel=rel, abs_=0.0):
-            raise Wrong(f"{value:.6g}: {hint}")
-    raise Wrong(f"{value:.6g} is not it. {otherwise}")
-
-
-def _function(func) -> None:
-    if func is None or func is Ellipsis:
-        raise NotImplementedError
-    if not callable(func):
-        raise Wrong(f"expected a function, got {type(func).__name__} {func!r:.60}.")
-
-
 # -- exercise: the classic 0.5^100, and what float32 does with 0.5^150 -----------------------
 @checker
 def check_vanishing_gradient(after_100, float32_after_150) -> str:
     """``after_100``: the factor left of a gradient after 100 steps back through W_hh = 0.5 I
     (in the linear regime, tanh' = 1); ``float32_after_150``: what float32 gives for 0.5^150."""
     d, n, m = DIAGONAL, BPTT_STEPS, FLOAT32_STEPS
-    value = _number(after_100, "the factor after 100 steps (a number)")
-    _match(value, d ** n, [
+    value = number(after_100, "the factor after 100 steps", example="0.5 ** 100")
+    match_typical(value, d ** n, [
         (d * n, f"that is 0.5 x 100. Each step multiplies by 0.5, so 100 steps multiply by 0.5^{n}."),
         (d ** (n - 1), f"that is 0.5^{n - 1}: {n} steps back means {n} Jacobians in the product."),
         (d ** (n + 1), f"that is 0.5^{n + 1}: {n} steps back means {n} Jacobians, not {n + 1}."),
         (n * math.log10(d), "that is the base-10 logarithm of the answer; give the factor itself."),
         (1 - d ** n, "that is how much is lost; the question asks what is left."),
-    ], rel=1e-3, otherwise=f"Multiply the gradient by the Jacobian 0.5 I once per step, {n} times.")
-    got = _number(float32_after_150, "the float32 value of 0.5^150 (a number)")
+    ], rel=1e-3, abs_=0.0, otherwise=f"Multiply the gradient by the Jacobian 0.5 I once per step, {n} times.")
+    got = number(float32_after_150, "the float32 value of 0.5^150", example="0.0")
     exact = d ** m
     if got == 0.0:
         return (f"0.5^{n} = {d ** n:.4g}, and in float32 0.5^{m} = 2^-{m} is exactly 0: it is half of the "
@@ -91,21 +63,21 @@ def check_parameter_counts(shared, unshared) -> str:
     counterfactual with its own W_xh, W_hh and b_h at every one of the ``steps`` steps."""
     d, h, T = SHARING["input_size"], SHARING["hidden_size"], SHARING["steps"]
     right = d * h + h * h + h
-    value = _number(shared, "the shared parameter count (an integer)")
-    _match(value, right, [
+    value = number(shared, "the shared parameter count", example="10 * 20 + 30")
+    match_typical(value, right, [
         (d * h + h * h, "you left out the bias b_h (one number per hidden unit)."),
         (h * h + h, "you left out the input weights W_xh (input_size x hidden_size)."),
         (d * h + h, "you left out the recurrent weights W_hh (hidden_size x hidden_size)."),
         (d * h + h * h + 2 * h, "that counts two biases, as torch.nn.RNN stores them; the equation has one, "
                                 "b_h (PyTorch's two only ever appear as their sum)."),
-    ], rel=1e-9, otherwise="Count the entries of W_xh, W_hh and b_h.")
-    value = _number(unshared, "the unshared parameter count (an integer)")
-    _match(value, T * right, [
+    ], rel=1e-9, abs_=0.0, otherwise="Count the entries of W_xh, W_hh and b_h.")
+    value = number(unshared, "the unshared parameter count", example="64 * 1000")
+    match_typical(value, T * right, [
         (T * (d * h + h * h), "you left out the bias of each step."),
         (T * h * h + d * h + h, "only W_hh is repeated there; unshared means every step has its own "
                                 "W_xh, W_hh and b_h."),
         (right ** T, "copies add up, they do not multiply: T steps with their own weights have T times as many."),
-    ], rel=1e-9, otherwise=f"Each of the {T} steps has its own copy of all {right} parameters.")
+    ], rel=1e-9, abs_=0.0, otherwise=f"Each of the {T} steps has its own copy of all {right} parameters.")
     return f"{right} shared against {T * right} unshared: {T} times fewer, whatever the length of the text."
 
 
@@ -128,7 +100,7 @@ def _true_jacobian(rnn, x, h):
 def check_step_jacobian(step_jacobian) -> str:
     """``step_jacobian(rnn, x_t, h_prev)`` -> the (hidden, hidden) matrix d h_t / d h_{t-1} for one
     example (``x_t`` of shape (input,), ``h_prev`` of shape (hidden,)), for tanh and ReLU."""
-    _function(step_jacobian)
+    require_function(step_jacobian)
     for rnn, x, h in _step_points():
         with torch.no_grad():
             got = call(step_jacobian, rnn, x.clone(), h.clone())
@@ -182,7 +154,7 @@ def _cases():
 def check_clip_by_global_norm(clip) -> str:
     """``clip(grads, max_norm)`` -> a new list of tensors: all of ``grads`` scaled together so that
     their global norm is at most ``max_norm``."""
-    _function(clip)
+    require_function(clip)
     for grads, max_norm in _cases():
         got = call(clip, [g.clone() for g in grads], max_norm)
         if got is None:
@@ -220,13 +192,13 @@ def check_decay_steps(answer) -> str:
     s, f = DECAY["scale"], DECAY["fraction"]
     exact = math.log(f) / math.log(s)
     right = math.floor(exact) + 1
-    value = _number(answer, "a whole number of steps")
+    value = number(answer, "a whole number of steps", example="10")
     if close(value, exact, rel=1e-3) and value != right:
         raise Wrong(f"{value:.4g} solves 0.8^k = 1e-6 exactly; steps are whole, so give the first whole k "
                     "for which the norm is below 1e-6.")
-    return _match(value, right, [
+    return match_typical(value, right, [
         (right - 1, f"at k = {right - 1}, 0.8^k = {s ** (right - 1):.3g} is still above {f:g}."),
         (math.log(f) / math.log10(s), "that mixes logarithm bases: use ln on both sides (or log10 on both)."),
         (math.log10(f) / math.log(s), "that mixes logarithm bases: use ln on both sides (or log10 on both)."),
         (f / (1 - s), "the norm shrinks by a factor 0.8 per step, geometrically, not by a fixed amount."),
-    ], rel=1e-6, otherwise="Solve 0.8^k < 1e-6 for k with logarithms, then take the first whole k.")
+    ], rel=1e-6, abs_=0.0, otherwise="Solve 0.8^k < 1e-6 for k with logarithms, then take the first whole k.")
