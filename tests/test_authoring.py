@@ -51,5 +51,5 @@ def test_exercise_list_finds_labels_and_checkers(tmp_path):
         {"label": "ch7-ex-code", "title": "Code it", "checker": "check_f"},
     ]
     rows = exercise_list.table(tmp_path).splitlines()[2:]
-    assert rows == ["| 7 | {ref}`ch7-ex-hand` | (derivation or by hand: see solution) |",
-                    "| 7 | {ref}`ch7-ex-code` | `check_f` |"]
+    assert rows == ["| 7 | {ref}`ch7-ex-hand` | `ch7-ex-hand` | (derivation or by hand: see solution) |",
+                    "| 7 | {ref}`ch7-ex-code` | `ch7-ex-code` | `check_f` |"]

@@ -79,3 +79,8 @@ def test_require_function_and_match_typical():
         match_typical(2 / 3, 1 / 3, wrongs, "try again")
     with pytest.raises(Wrong, match="0.9 is not it. try again"):
         match_typical(0.9, 1 / 3, wrongs, "try again")
+
+
+def test_a_message_that_is_a_sentence_starts_with_a_capital():
+    assert str(Verdict(False, "the answer is still the placeholder")) == "Not yet. The answer is still the placeholder"
+    assert str(Verdict(True, "f(3) == 9")) == "Correct. f(3) == 9"

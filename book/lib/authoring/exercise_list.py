@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "book" / "instructors.md"
@@ -45,14 +46,25 @@ def exercises(path: Path) -> list[dict]:
     return found
 
 
+def toc_chapters(root: Path = ROOT) -> list[Path]:
+    """The chapter notebooks listed in ``_toc.yml`` (all ``book/ch*.ipynb`` if there is no toc)."""
+    toc = root / "_toc.yml"
+    if not toc.exists():
+        return sorted((root / "book").glob("ch*.ipynb"))
+    entries = yaml.safe_load(toc.read_text())
+    files = [c["file"] for part in entries.get("parts", [entries]) for c in part.get("chapters", [])]
+    return [root / f"{f}.ipynb" for f in files if (root / f"{f}.ipynb").exists()]
+
+
 def table(root: Path = ROOT) -> str:
-    rows = ["| chapter | exercise | checker |", "| --- | --- | --- |"]
-    for path in sorted((root / "book").glob("ch*.ipynb")):
+    rows = ["| chapter | exercise | label | checker |", "| --- | --- | --- | --- |"]
+    for path in toc_chapters(root):
         chapter = int(re.match(r"ch(\d+)", path.name).group(1))
         for ex in exercises(path):
             ref = f"{{ref}}`{ex['label']}`" if ex["label"] else ex["title"]
             check = f"`{ex['checker']}`" if ex["checker"] else "(derivation or by hand: see solution)"
-            rows.append(f"| {chapter} | {ref} | {check} |")
+            label = f"`{ex['label']}`" if ex["label"] else ""
+            rows.append(f"| {chapter} | {ref} | {label} | {check} |")
     return "\n".join(rows)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import traceback
 from dataclasses import dataclass
 
@@ -20,7 +21,10 @@ class Verdict:
         return self.passed
 
     def __str__(self) -> str:
-        return ("Correct. " if self.passed else "Not yet. ") + self.message
+        message = self.message
+        if re.match(r"[a-z]+[ ,:]", message):  # a sentence, not code such as "f(3) == 9"
+            message = message[0].upper() + message[1:]
+        return ("Correct. " if self.passed else "Not yet. ") + message
 
     def _ipython_display_(self) -> None:
         # The checker has already printed the message; show nothing more in a notebook.
