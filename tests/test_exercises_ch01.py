@@ -70,7 +70,7 @@ def test_add_one_never_raises_on_junk(junk, capsys):
 
 def test_placeholders_say_so(capsys):
     for check in (ch01.check_add_one_bigram, ch01.check_context_count, ch01.check_entropy_rate,
-                  ch01.check_perplexity, ch01.check_temperature):
+                  ch01.check_perplexity, ch01.check_temperature, ch01.check_seen_contexts):
         for placeholder in (None, ..., stub):
             v = verdict_of(check, placeholder, capsys)
             assert not v
@@ -260,3 +260,50 @@ def test_entropy_rate_recognises_typical_mistakes(transform, hint, capsys):
 @pytest.mark.parametrize("junk", JUNK)
 def test_entropy_rate_never_raises_on_junk(junk, capsys):
     assert not verdict_of(ch01.check_entropy_rate, junk, capsys)
+
+
+# -- contexts seen in the training text ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def letters_train():
+    from seqbook.corpus import letters_and_space, python_docs_text, split
+    return split(letters_and_space(python_docs_text()))[0]
+
+
+def test_seen_contexts_right_answer_agrees_with_ngram_sparsity(letters_train, capsys):
+    from seqbook.ngram import ngram_sparsity
+    seen = ngram_sparsity(letters_train, letters_train[:100], 5, vocab_size=27).seen_contexts
+    assert 5_000 < seen < 27 ** 4
+    assert verdict_of(ch01.check_seen_contexts, seen, capsys)
+    assert verdict_of(ch01.check_seen_contexts, np.int64(seen), capsys)
+    assert verdict_of(ch01.check_seen_contexts, str(seen), capsys)
+
+
+def distinct(text, width, stop):
+    return len({text[i:i + width] for i in range(stop)})
+
+
+@pytest.mark.parametrize("make, hint", [
+    (lambda t: distinct(t, 5, len(t) - 4), "distinct 5-grams"),
+    (lambda t: distinct(t, 3, len(t) - 3), "3-character contexts"),
+    (lambda t: len(t) - 4, "repeats included"),
+    (lambda t: distinct(t, 4, len(t) - 4) + 4, "padded with <s>"),
+    (lambda t: 27 ** 4, "possible contexts"),
+    (lambda t: 1000, "distinct strings"),
+    (lambda t: 1000.5, "whole number"),
+    (lambda t: {t[:4]}, "pass the number"),
+])
+def test_seen_contexts_recognises_typical_mistakes(letters_train, make, hint, capsys):
+    v = verdict_of(ch01.check_seen_contexts, make(letters_train), capsys)
+    assert not v and hint in v.message, v.message
+
+
+def test_seen_contexts_recognises_the_whole_text(capsys):
+    from seqbook.corpus import letters_and_space, python_docs_text
+    text = letters_and_space(python_docs_text())
+    v = verdict_of(ch01.check_seen_contexts, distinct(text, 4, len(text) - 4), capsys)
+    assert not v and "whole text" in v.message, v.message
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_seen_contexts_never_raises_on_junk(junk, capsys):
+    assert not verdict_of(ch01.check_seen_contexts, junk, capsys)

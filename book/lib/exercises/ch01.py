@@ -22,7 +22,7 @@ CONTEXT_ALPHABET, CONTEXT_ORDER = 27, 5  # a character 5-gram over a-z and space
 ENTROPY_SOURCE = dict(lag=3, n_countries=2, n_fillers=2, stickiness=0.75, fidelity=0.9)
 
 __all__ = ["check_add_one_bigram", "check_perplexity", "check_temperature", "check_context_count",
-           "check_entropy_rate", "TINY_CORPUS", "BIGRAM_QUERY", "CONTEXT_ALPHABET", "CONTEXT_ORDER",
+           "check_seen_contexts", "check_entropy_rate", "TINY_CORPUS", "BIGRAM_QUERY", "CONTEXT_ALPHABET", "CONTEXT_ORDER",
            "ENTROPY_SOURCE"]
 
 
@@ -146,8 +146,7 @@ def check_perplexity(perplexity) -> str:
     if not close(value, 2.0, rel=1e-6):
         raise Wrong(f"your function works on NumPy arrays but returned {value:.6g} for the plain list "
                     "[0.5, 0.5] (expected 2): convert the input with np.asarray first.")
-    return "your perplexity agrees with exp(-mean ln p) on every test sequence, including a uniform " \
-           "model over 4 tokens (perplexity 4, whatever the length)."
+    return "it matches exp(-mean ln p) and gives 4 for a uniform model over 4 tokens."
 
 
 # -- exercise: temperature -----------------------------------------------------------------
@@ -166,14 +165,14 @@ def _normalise(w: np.ndarray) -> np.ndarray:
 def _temperature_variants(p: np.ndarray, T: float) -> list[tuple[np.ndarray, str]]:
     softmax = lambda z: _normalise(np.exp(z - z.max()))  # noqa: E731
     return [
-        (_normalise(p ** T), "the exponent is upside down: use p ** (1 / T), so that T < 1 sharpens."),
+        (_normalise(p ** T), "the exponent is upside down: use p ** (1 / tau), so that tau < 1 sharpens."),
         (p ** (1 / T), "you forgot to renormalise: divide by the sum so that the result sums to 1."),
-        (p / T, "dividing probabilities by T only rescales them (and renormalising undoes it): divide "
-                "the log-probabilities by T, then exponentiate and renormalise."),
+        (p / T, "dividing probabilities by tau only rescales them (and renormalising undoes it): divide "
+                "the log-probabilities by tau, then exponentiate and renormalise."),
         (p, "the distribution did not change: divide the log-probabilities (not the probabilities) by T."),
-        (softmax(p / T), "softmax(p / T) treats probabilities as logits; take the log first: "
-                         "softmax(log(p) / T)."),
-        (softmax(np.log(p) * T), "the log-probabilities must be divided by T, not multiplied."),
+        (softmax(p / T), "softmax(p / tau) treats probabilities as logits; take the log first: "
+                         "softmax(log(p) / tau)."),
+        (softmax(np.log(p) * T), "the log-probabilities must be divided by tau, not multiplied."),
         (np.log(_normalise(p ** (1 / T))), "those are log-probabilities; return the probabilities."),
     ]
 
@@ -194,21 +193,21 @@ def _vector(result, size: int) -> np.ndarray:
 
 @checker
 def check_temperature(with_temperature) -> str:
-    """``with_temperature(probs, T)``: probs a 1-d array summing to 1; returns p^(1/T), renormalised."""
+    """``with_temperature(probs, tau)``: probs a 1-d array summing to 1; returns p^(1/tau), renormalised."""
     require_function(with_temperature)
     for p, T in _TEMPERATURE_CASES:
         right = _normalise(p ** (1 / T))
         value = _vector(call(with_temperature, p.copy(), T), len(p))
         if np.allclose(value, right, rtol=1e-5, atol=1e-8):
             continue
-        where = f"for probs={p.tolist()} and T={T} you returned {np.round(value, 4).tolist()}, " \
+        where = f"for probs={p.tolist()} and tau={T} you returned {np.round(value, 4).tolist()}, " \
                 f"expected {np.round(right, 4).tolist()}"
         for wrong, hint in _temperature_variants(p, T):
             if not np.allclose(wrong, right, rtol=1e-5) and np.allclose(value, wrong, rtol=1e-5, atol=1e-8):
                 raise Wrong(f"{where}: {hint}")
         if np.isfinite(value).all() and not math.isclose(value.sum(), 1, rel_tol=1e-6):
             raise Wrong(f"{where}: the result should sum to 1 (yours sums to {value.sum():.4g}).")
-        raise Wrong(f"{where}. Temperature reshapes p into p^(1/T) / sum(p^(1/T)).")
+        raise Wrong(f"{where}. Temperature reshapes p into p^(1/tau) / sum(p^(1/tau)).")
     # A very low temperature on small probabilities underflows unless one works with logs.
     tiny = _normalise(np.linspace(1.0, 2.0, 10_000))  # every p is about 1e-4, so p ** 100 underflows
     try:
@@ -217,10 +216,10 @@ def check_temperature(with_temperature) -> str:
             and abs(value.sum() - 1) < 1e-6 and int(value.argmax()) == len(tiny) - 1
     except Exception:
         stable = False
-    note = "" if stable else (" One caution: with T = 0.01 and probabilities near 1e-4 your version "
+    note = "" if stable else (" One caution: with tau = 0.01 and probabilities near 1e-4 your version "
                               "underflows (p ** 100 is 0, and 0 / 0 is nan); working in log space, "
-                              "exp((log p - max log p) / T), avoids it, as seqbook.ngram.apply_temperature does.")
-    return "your temperature matches p^(1/T) / sum p^(1/T) for T below, at and above 1." + note
+                              "exp((log p - max log p) / tau), avoids it, as seqbook.ngram.apply_temperature does.")
+    return "your version matches p^(1/tau) / sum p^(1/tau) for tau < 1, = 1 and > 1." + note
 
 
 # -- exercise: how many contexts does a character 5-gram have? -----------------------------
@@ -249,6 +248,57 @@ def check_context_count(answer) -> str:
         raise Wrong(f"{value:g}: a number of contexts is a whole number.")
     return match_typical(value, right, wrongs, rel=1e-9,
                          otherwise=f"Each of the n - 1 = {n - 1} context positions can hold any of the {V} symbols.")
+
+
+# -- exercise: how many of those contexts does the training text contain? -------------------
+def _letters_train() -> str:
+    from ..corpus import letters_and_space, python_docs_text, split
+
+    return split(letters_and_space(python_docs_text()))[0]
+
+
+def _distinct(text: str, width: int, stop: int) -> int:
+    return len({text[i:i + width] for i in range(stop)})
+
+
+@checker
+def check_seen_contexts(answer) -> str:
+    """``answer``: how many distinct contexts (the ``CONTEXT_ORDER - 1`` characters before a
+    predicted one) the 5-grams of the chapter's ``letters_train`` contain; full 5-grams only,
+    no ``<s>`` padding (as :func:`seqbook.ngram.ngram_sparsity` counts them)."""
+    if isinstance(answer, (set, frozenset, list, tuple, dict)):
+        raise Wrong(f"you passed a {type(answer).__name__} of {len(answer)} items; pass the number of "
+                    "distinct contexts, e.g. len(your_set).")
+    value = number(answer, "a count of contexts", example="12345")
+    text = _letters_train()
+    k, N = CONTEXT_ORDER - 1, len(text)
+    right = _distinct(text, k, N - k)
+    wrongs = [
+        (_distinct(text, k + 1, N - k), f"that is the number of distinct {k + 1}-grams; count their contexts, "
+                                        f"the {k} characters before the predicted one."),
+        (_distinct(text, k - 1, N - k + 1), f"those are {k - 1}-character contexts (a {k}-gram model); the "
+                                            f"context of a {k + 1}-gram has {k} characters."),
+        (N - k, "that counts every position, repeats included; count the distinct contexts (a set)."),
+        (_distinct(text, k, N - k + 1), f"you also counted the last {k} characters, which no character "
+                                        f"follows: take the contexts of full {k + 1}-grams only."),
+        (right + k, f"the {k} contexts padded with <s> at the start of the text do not count here: "
+                    f"count the contexts of full {k + 1}-grams only."),
+        (CONTEXT_ALPHABET ** k, "that is the number of possible contexts (the first part); now count the "
+                                "ones that occur in letters_train."),
+    ]
+    if value != int(value):
+        raise Wrong(f"{value:g}: a number of contexts is a whole number.")
+    try:
+        return match_typical(value, right, wrongs, rel=1e-9,
+                             otherwise=f"Count the distinct strings text[i:i + {k}] for every i that has a "
+                                       f"character after the window, in letters_train only.")
+    except Wrong:
+        from ..corpus import letters_and_space, python_docs_text
+
+        everything = letters_and_space(python_docs_text())
+        if value == _distinct(everything, k, len(everything) - k):
+            raise Wrong(f"{value:.6g}: you counted in the whole text; count in letters_train only.") from None
+        raise
 
 
 # -- exercise: the entropy rate of the synthetic source by hand -----------------------------
