@@ -42,14 +42,16 @@ def test_exercise_list_finds_labels_and_checkers(tmp_path):
         M("```{solution} ch7-ex-hand\n:class: dropdown\n\n42\n```"),
         M("```{exercise} Code it\n:label: ch7-ex-code\n\nWrite f.\n```"),
         C("def f(x):\n    raise NotImplementedError\ncheck_f(f)"),
+        M("And then:"),
+        C("h = ...\ncheck_h(h)\ncheck_f(f)"),
         M("```{solution-start} ch7-ex-code\n```"),
         C("def f(x):\n    return x\ncheck_g(f)", metadata={"tags": ["solution"]}),
         M("```{solution-end}\n```"),
     )
     assert exercise_list.exercises(path) == [
-        {"label": "ch7-ex-hand", "title": "By hand", "checker": None},
-        {"label": "ch7-ex-code", "title": "Code it", "checker": "check_f"},
+        {"label": "ch7-ex-hand", "title": "By hand", "checkers": []},
+        {"label": "ch7-ex-code", "title": "Code it", "checkers": ["check_f", "check_h"]},
     ]
     rows = exercise_list.table(tmp_path).splitlines()[2:]
     assert rows == ["| 7 | {ref}`ch7-ex-hand` | `ch7-ex-hand` | (derivation or by hand: see solution) |",
-                    "| 7 | {ref}`ch7-ex-code` | `ch7-ex-code` | `check_f` |"]
+                    "| 7 | {ref}`ch7-ex-code` | `ch7-ex-code` | `check_f`, `check_h` |"]

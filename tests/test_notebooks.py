@@ -62,7 +62,7 @@ def test_at_least_five_exercises_each_with_a_solution(path):
         assert ex["label"], f"{path.name}: exercise {ex['title']!r} has no :label:"
         assert re.search(r"\{solution(?:-start)?\}\s*" + re.escape(ex["label"]), text), (
             f"{path.name}: exercise {ex['label']} has no solution")
-    assert any(ex["checker"] for ex in exercises), f"{path.name}: no exercise has a checker"
+    assert any(ex["checkers"] for ex in exercises), f"{path.name}: no exercise has a checker"
     assert solution_cells(nb) and len(strip_solutions(nb).cells) < len(nb.cells)
 
 

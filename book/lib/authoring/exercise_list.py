@@ -23,7 +23,7 @@ _CHECKER = re.compile(r"\b(check_\w+)\s*\(")
 
 
 def exercises(path: Path) -> list[dict]:
-    """Each exercise of a chapter: its label, title and the checker called in the next code cell."""
+    """Each exercise of a chapter: its label, title and the checkers its student cells call."""
     nb = nbformat.read(path, as_version=4)
     found = []
     for i, cell in enumerate(nb.cells):
@@ -31,18 +31,15 @@ def exercises(path: Path) -> list[dict]:
         if not m:
             continue
         label = _LABEL.search(m.group("body"))
-        checker = None
+        checkers = []
         for nxt in nb.cells[i + 1:]:
             if nxt.cell_type == "markdown":
                 if _EXERCISE.search(nxt.source) or "{solution" in nxt.source:
                     break
-                continue
-            if "solution" not in nxt.metadata.get("tags", []):
-                hit = _CHECKER.search(nxt.source)
-                if hit:
-                    checker = hit.group(1)
-                    break
-        found.append({"label": label.group(1) if label else None, "title": m.group("title"), "checker": checker})
+            elif "solution" not in nxt.metadata.get("tags", []):
+                checkers += [c for c in _CHECKER.findall(nxt.source) if c not in checkers]
+        found.append({"label": label.group(1) if label else None, "title": m.group("title"),
+                      "checkers": checkers})
     return found
 
 
@@ -62,7 +59,7 @@ def table(root: Path = ROOT) -> str:
         chapter = int(re.match(r"ch(\d+)", path.name).group(1))
         for ex in exercises(path):
             ref = f"{{ref}}`{ex['label']}`" if ex["label"] else ex["title"]
-            check = f"`{ex['checker']}`" if ex["checker"] else "(derivation or by hand: see solution)"
+            check = ", ".join(f"`{c}`" for c in ex["checkers"]) or "(derivation or by hand: see solution)"
             label = f"`{ex['label']}`" if ex["label"] else ""
             rows.append(f"| {chapter} | {ref} | {label} | {check} |")
     return "\n".join(rows)

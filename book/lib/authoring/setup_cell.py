@@ -29,7 +29,8 @@ def setup_source(url: str | None = None) -> str:
         "# (run `make test` or `pip install -r requirements.txt` once, locally).\n"
         "import subprocess, sys\n"
         "if 'google.colab' in sys.modules:\n"
-        f"    subprocess.run([sys.executable, '-m', 'pip', 'install', '--quiet', 'git+{url}'], check=True)"
+        "    subprocess.run([sys.executable, '-m', 'pip', 'install', '--quiet',\n"
+        f"                    'git+{url}'], check=True)"
     )
 
 
@@ -43,7 +44,7 @@ def first_code_cell(nb):
 
 def sync(path: Path) -> bool:
     """Make the first code cell of ``path`` the current set-up cell; True if it changed."""
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.read(str(path), as_version=4)
     cell = first_code_cell(nb)
     source = setup_source()
     if cell is not None and TAG in cell.metadata.get("tags", []):
@@ -54,7 +55,7 @@ def sync(path: Path) -> bool:
         cell = nbformat.v4.new_code_cell(source, metadata={"tags": [TAG, "hide-cell"]})
         first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
         nb.cells.insert(first_code, cell)
-    nbformat.write(nb, path)
+    nbformat.write(nb, str(path))
     return True
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import textwrap
 import traceback
 from dataclasses import dataclass
 
@@ -54,7 +55,10 @@ def checker(func):
             where = traceback.extract_tb(e.__traceback__)[-1]
             verdict = Verdict(False, f"your code raised {type(e).__name__}: {e} "
                                      f"(line {where.lineno} of {where.name}).")
-        print(("✅ " if verdict.passed else "❌ ") + str(verdict))
+        text = ("✅ " if verdict.passed else "❌ ") + str(verdict)
+        # Wrapped so that a verdict is readable on the website without scrolling sideways.
+        print(textwrap.fill(text, width=88, subsequent_indent="   ", break_long_words=False,
+                            break_on_hyphens=False))
         return verdict
 
     return wrapped
