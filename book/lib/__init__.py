@@ -10,6 +10,10 @@ text and the library cannot drift apart. Modules are small and named for one ide
 - :mod:`seqbook.corpus`       real English text that ships with Python, and splits
 - :mod:`seqbook.synthetic`    a seeded source with a known entropy rate and a long-range dependency
 - :mod:`seqbook.ngram`        n-gram language models with add-alpha smoothing
+- :mod:`seqbook.rnn`          a recurrent layer from its equations (RNNScratch)
+- :mod:`seqbook.gradients`    gradient norms through time; the recurrent matrix's scale
+- :mod:`seqbook.lm`           a language model around any recurrent layer; sampling
+- :mod:`seqbook.training`     the LM trainer: clipping, truncated BPTT, perplexity
 - :mod:`seqbook.plotting`     heatmaps, loss curves, animations for the website
 - :mod:`seqbook.interactive`  a widget in a live kernel, a static twin elsewhere
 - :mod:`seqbook.exercises`    checkers for the exercises of every chapter
