@@ -50,6 +50,7 @@ def built(tmp_path_factory):
 
 
 def test_every_chapter_page_is_built_with_its_parts(built):
+    assert (built / "html" / "_static" / "mathjax" / "tex-chtml.js").exists(), "the site carries no MathJax"
     for nb in chapter_paths():
         page = built / "html" / "book" / f"{nb.stem}.html"
         source = page.read_text()
