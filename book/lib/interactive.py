@@ -47,7 +47,7 @@ def _png(fig, dpi: int) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def static_explorer(render: Callable, dpi: int = 80, **params) -> str:
+def static_explorer(render: Callable, dpi: int = 100, **params) -> str:
     """HTML (with inline images and JavaScript) for every combination of ``params``."""
     params = _check_params(params)
     names = list(params)
