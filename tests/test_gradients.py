@@ -118,3 +118,18 @@ def test_reading_rates_and_memory():
         effective_memory(norms, 2)
     with pytest.raises(ValueError, match="at least two"):
         fit_rate([1.0])
+
+
+def test_tiny_gradients_do_not_underflow_in_the_norm():
+    # Entries of 1e-25 are ordinary float32 numbers, but their squares (1e-50) are not: a norm
+    # computed in float32 reads 0. The measured norm must be the true one, sqrt(16) * 1e-25.
+    h = torch.ones(3, 16, requires_grad=True)
+    states = [h * 1.0]
+    loss = (states[0] * 1e-25).sum()
+    assert torch.autograd.grad(loss, states, retain_graph=True)[0].norm() == 0  # the trap
+    norms = loss_gradient_norms(loss, states)
+    assert norms.dtype == torch.float32
+    torch.testing.assert_close(norms, torch.tensor([4e-25]), rtol=1e-5, atol=0)
+    # The same for a Jacobian whose entries are all tiny: target = 1e-25 * state.
+    jac = state_jacobian_norms(states, target=states[0] * 1e-25, ord="fro")
+    torch.testing.assert_close(jac, torch.tensor([4e-25]), rtol=1e-5, atol=0)

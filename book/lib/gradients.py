@@ -75,8 +75,11 @@ def state_jacobian_norms(states: Sequence[torch.Tensor], target: torch.Tensor | 
         raise ValueError(f"expected reduce 'mean' or 'none', got {reduce!r}")
     if ord not in (2, "fro"):
         raise ValueError(f"expected ord 2 (spectral) or 'fro' (Frobenius), got {ord!r}")
-    norms = torch.stack([torch.linalg.matrix_norm(J.detach(), ord=ord) for J in state_jacobians(states, target)],
-                        dim=1)
+    # In float64: the norm of a float32 matrix whose entries are all tiny can underflow to 0
+    # although no entry does (see loss_gradient_norms).
+    Js = state_jacobians(states, target)
+    norms = torch.stack([torch.linalg.matrix_norm(J.detach().double(), ord=ord) for J in Js],
+                        dim=1).to(Js[0].dtype)
     return norms.mean(0) if reduce == "mean" else norms
 
 
@@ -93,8 +96,10 @@ def loss_gradient_norms(loss: torch.Tensor, states: Sequence[torch.Tensor], redu
     if reduce not in ("mean", "none"):
         raise ValueError(f"expected reduce 'mean' or 'none', got {reduce!r}")
     grads = torch.autograd.grad(loss, states, retain_graph=True, allow_unused=True)
-    norms = torch.stack([(g if g is not None else torch.zeros_like(s)).detach().norm(dim=1)
-                         for s, g in zip(states, grads)], dim=1)
+    # The norm squares the entries: in float32, entries below about 1e-23 have squares that
+    # underflow, and the norm reads 0 although every entry is non-zero. float64 does not.
+    norms = torch.stack([(g if g is not None else torch.zeros_like(s)).detach().double().norm(dim=1)
+                         for s, g in zip(states, grads)], dim=1).to(states[0].dtype)
     return norms.mean(0) if reduce == "mean" else norms
 
 
