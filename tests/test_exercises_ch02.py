@@ -97,7 +97,17 @@ def test_step_jacobian_stub():
 # -- clipping ------------------------------------------------------------------------------------
 def right_clip(grads, max_norm):
     norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
+    return [g * min(1.0, max_norm / float(norm)) if norm > 0 else g for g in grads]
+
+
+def _no_zero_guard(grads, max_norm):
+    norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
     return [g * min(1.0, max_norm / float(norm)) for g in grads]
+
+
+def _tensor_division(grads, max_norm):
+    norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
+    return [g / norm * torch.clamp(norm, max=max_norm) for g in grads]  # 0 / 0 = nan at norm 0
 
 
 def test_clip_right():
@@ -126,6 +136,8 @@ def _in_place_only(grads, max_norm):
     (lambda grads, m: [g.flatten() for g in grads], "same shape"),
     (lambda grads, m: [g * 0.5 for g in grads], "differs"),
     (..., "placeholder"),
+    (_no_zero_guard, "norm of 0"),
+    (_tensor_division, "norm of 0"),
 ])
 def test_clip_mistakes(wrong, hint):
     _fails_with(check_clip_by_global_norm(wrong), hint)

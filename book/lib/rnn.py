@@ -107,14 +107,16 @@ class RNNScratch(nn.Module):
 
     # -- the recurrence ----------------------------------------------------------------------
     def step(self, x_t: torch.Tensor, h_prev: torch.Tensor) -> torch.Tensor:
-        """One step for a batch: (batch, input_size), (batch, hidden) -> (batch, hidden)."""
+        """One step for a batch: (batch, input), (batch, hidden) -> (batch, hidden)."""
         return self.phi(x_t @ self.W_xh + h_prev @ self.W_hh + self.b_h)
 
-    def unroll(self, X: torch.Tensor, h0: torch.Tensor | None = None) -> list[torch.Tensor]:
-        """The states ``[h_1, ..., h_T]``, each (batch, hidden), as nodes of the autograd graph.
+    def unroll(self, X: torch.Tensor,
+               h0: torch.Tensor | None = None) -> list[torch.Tensor]:
+        """The states ``[h_1, ..., h_T]``, each (batch, hidden), in the autograd graph.
 
-        ``h_{t+1}`` is computed from the very tensor ``h_t`` in this list, so gradients with
-        respect to these tensors (see :mod:`seqbook.gradients`) flow along the recurrence."""
+        ``h_{t+1}`` is computed from the very tensor ``h_t`` in this list, so gradients
+        with respect to these tensors (see :mod:`seqbook.gradients`) flow along the
+        recurrence."""
         self._check_input(X)
         h = self._initial_state(X, h0)
         states = []

@@ -43,7 +43,9 @@ def check_vanishing_gradient(after_100, float32_after_150) -> str:
     if got == 0.0:
         return (f"0.5^{n} = {d ** n:.4g}, and in float32 0.5^{m} = 2^-{m} is exactly 0: it is half of the "
                 "smallest positive float32 (2^-149, about 1.4e-45), a tie that rounds to the even "
-                "neighbour, 0. The gradient has not become small: it has gone.")
+                "neighbour, 0. In backpropagation the factor multiplies dL/dh_T one step at a time, so "
+                "where the gradient underflows depends on the size of dL/dh_T; once it does, it "
+                "is not small but exactly 0.")
     if close(got, exact, rel=1e-3, abs_=0.0):
         raise Wrong(f"{got:.4g} is the exact value of 0.5^{m}, but float32 cannot hold it. Try "
                     f"torch.tensor(0.5) ** {m}, and compare with the smallest positive float32, 2^-149.")
@@ -132,7 +134,7 @@ def check_step_jacobian(step_jacobian) -> str:
                 raise Wrong(hint)
         raise Wrong(f"for a {rnn.nonlinearity} RNN the matrix differs from autograd's Jacobian by up to "
                     f"{float((got.float() - right).abs().max()):.3g}. It should be diag(phi'(a_t)) W_hh^T.")
-    return "d h_t / d h_{t-1} = diag(phi'(a_t)) W_hh^T matches autograd for tanh and ReLU."
+    return "the Jacobian d h_t / d h_{t-1} = diag(phi'(a_t)) W_hh^T matches autograd for tanh and ReLU."
 
 
 # -- exercise: clipping by global norm ---------------------------------------------------------
@@ -147,7 +149,8 @@ def _cases():
     big = [torch.randn(4, 3, generator=gen) * 3, torch.randn(3, generator=gen) * 3]  # norm about 11
     small = [g / 100 for g in big]                                                  # norm about 0.11
     lopsided = [torch.tensor([30.0, 40.0]), torch.tensor([0.3, 0.4])]              # one large, one small
-    return [(big, 1.0), (small, 1.0), (lopsided, 5.0)]
+    zero = [torch.zeros(4, 3), torch.zeros(3)]                                      # norm 0
+    return [(big, 1.0), (small, 1.0), (lopsided, 5.0), (zero, 1.0)]
 
 
 @checker
@@ -155,8 +158,16 @@ def check_clip_by_global_norm(clip) -> str:
     """``clip(grads, max_norm)`` -> a new list of tensors: all of ``grads`` scaled together so that
     their global norm is at most ``max_norm``."""
     require_function(clip)
+    zero_hint = ("for gradients that are all zero (global norm 0) the result should be those "
+                 "zeros, unchanged; max_norm / norm divides by zero there, so handle a norm of 0 "
+                 "on its own.")
     for grads, max_norm in _cases():
-        got = call(clip, [g.clone() for g in grads], max_norm)
+        try:
+            got = call(clip, [g.clone() for g in grads], max_norm)
+        except ZeroDivisionError:
+            if all(not g.any() for g in grads):
+                raise Wrong(zero_hint) from None
+            raise
         if got is None:
             raise Wrong("your function returned None: return the list of clipped gradients.")
         if isinstance(got, torch.Tensor) or not isinstance(got, (list, tuple)) or len(got) != len(grads):
@@ -167,6 +178,8 @@ def check_clip_by_global_norm(clip) -> str:
         if all(torch.allclose(g.double(), r.double(), rtol=1e-4, atol=1e-6) for g, r in zip(got, right)):
             continue
         norm = float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads)))
+        if norm == 0:
+            raise Wrong(zero_hint)
         per_tensor = [g * min(1.0, max_norm / float(g.norm())) for g in grads]
         if all(torch.allclose(g.double(), r.double(), rtol=1e-4, atol=1e-6) for g, r in zip(got, per_tensor)):
             raise Wrong("you clipped each tensor on its own. Clipping by *global* norm measures all "
