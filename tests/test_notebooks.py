@@ -69,3 +69,15 @@ def test_at_least_five_exercises_each_with_a_solution(path):
 def test_instructor_page_lists_every_exercise():
     assert exercise_list.current_page_table() == exercise_list.table(), (
         "run `python -m seqbook.authoring.exercise_list --write` to update book/instructors.md")
+
+
+MAX_LINE = 88  # wider code lines are cut off on the website's page
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_shown_code_fits_the_page(path):
+    nb = nbformat.read(path, as_version=4)
+    long = [(i, line) for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])
+            for line in c.source.splitlines() if len(line) > MAX_LINE]
+    assert not long, f"{path.name}: {len(long)} code lines longer than {MAX_LINE} characters, e.g. {long[:3]}"
