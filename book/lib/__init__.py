@@ -14,6 +14,9 @@ text and the library cannot drift apart. Modules are small and named for one ide
 - :mod:`seqbook.gradients`    gradient norms through time; the recurrent matrix's scale
 - :mod:`seqbook.lm`           a language model around any recurrent layer; sampling
 - :mod:`seqbook.training`     the LM trainer: clipping, truncated BPTT, perplexity
+- :mod:`seqbook.gated`        the LSTM and GRU from their equations (equal to PyTorch's), gate-bias helpers
+- :mod:`seqbook.long_lag`     the adding problem (Hochreiter & Schmidhuber 1997, experiment 4)
+- :mod:`seqbook.bidirectional` bidirectional and stacked layers, and the "negation comes later" task
 - :mod:`seqbook.plotting`     heatmaps, loss curves, animations for the website
 - :mod:`seqbook.interactive`  a widget in a live kernel, a static twin elsewhere
 - :mod:`seqbook.exercises`    checkers for the exercises of every chapter
