@@ -37,10 +37,24 @@ def test_removes_gated_plain_and_tagged_solutions():
     assert len(nb.cells) == 10  # the original is untouched
 
 
+def test_a_solution_sharing_a_cell_with_its_exercise_is_cut_out_of_it():
+    nb = notebook(
+        M("```{exercise} A\n:label: a\n\nDerive it.\n```\n\n````{solution} a\n:class: dropdown\n\n"
+          "SECRET DERIVATION with a\n```python\nnested = 1\n```\nblock\n````\n\nText after."),
+        M("Before.\n\n````{solution} b\nSECRET TWO\n````"),
+    )
+    student = strip_solutions(nb)
+    assert "SECRET" not in "\n".join(c.source for c in student.cells)
+    assert student.cells[0].source.startswith("```{exercise} A") and "Text after." in student.cells[0].source
+    assert student.cells[1].source == "Before."
+    assert [c.source.count("SECRET") for c in solution_cells(nb)] == [1, 1]
+
+
 @pytest.mark.parametrize("cells, message", [
     ([M("```{solution-start} a\n```")], "never closed"),
     ([M("```{solution-end}\n```")], "without a {solution-start}"),
     ([M("```{solution-start} a\n```"), M("```{solution-start} b\n```")], "before the previous one was closed"),
+    ([M("```{solution} a\nnever closed")], "never closed by its fence"),
 ])
 def test_malformed_solutions_are_reported(cells, message):
     with pytest.raises(ValueError, match=message):

@@ -31,13 +31,29 @@ _DIRECTIVE = r"^\s*(```+|:::+)\s*\{%s\}"
 _START, _END, _PLAIN = (re.compile(_DIRECTIVE % name, re.M) for name in ("solution-start", "solution-end", "solution"))
 
 
+# A whole {solution} block: its opening fence, everything up to the same fence alone on a line.
+_PLAIN_BLOCK = re.compile(r"^[ \t]*(?P<fence>```+|:::+)[ \t]*\{solution\}.*?^[ \t]*(?P=fence)[ \t]*$\n?",
+                          re.M | re.S)
+
+
 def is_solution_cell(cell) -> bool:
-    return SOLUTION_TAG in cell.get("metadata", {}).get("tags", []) or (
-        cell.cell_type == "markdown" and bool(_PLAIN.search(cell.source)))
+    return SOLUTION_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def _split_plain_solutions(cell) -> tuple:
+    """(the cell without its {solution} blocks or None if nothing else is left, the removed text)."""
+    removed = "".join(m.group(0) for m in _PLAIN_BLOCK.finditer(cell.source))
+    rest = _PLAIN_BLOCK.sub("", cell.source).strip()
+    if _PLAIN.search(rest):
+        raise ValueError("a {solution} block is never closed by its fence")
+    kept = nbformat.from_dict(cell)
+    kept.source = rest
+    return (kept if rest else None), removed
 
 
 def _partition(nb) -> tuple[list, list]:
-    """Split the cells of ``nb`` into (kept, solution) lists."""
+    """Split the cells of ``nb`` into (kept, solution) lists. A markdown cell that holds an
+    exercise and its ``{solution}`` block together is split: the block goes, the rest stays."""
     kept, removed, inside = [], [], False
     for cell in nb.cells:
         md = cell.cell_type == "markdown"
@@ -53,6 +69,11 @@ def _partition(nb) -> tuple[list, list]:
             removed.append(cell)
         elif inside or is_solution_cell(cell):
             removed.append(cell)
+        elif md and _PLAIN.search(cell.source):
+            rest, text = _split_plain_solutions(cell)
+            removed.append(nbformat.v4.new_markdown_cell(text))
+            if rest is not None:
+                kept.append(rest)
         else:
             kept.append(cell)
     if inside:
@@ -68,7 +89,8 @@ def strip_solutions(nb):
 
 
 def solution_cells(nb) -> list:
-    """The cells that the student edition removes from ``nb``."""
+    """What the student edition removes from ``nb``, as cells (a {solution} block that shared a
+    cell with other text comes back as a cell of its own)."""
     return _partition(nb)[1]
 
 
