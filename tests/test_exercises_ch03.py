@@ -28,7 +28,8 @@ def test_parameter_counts(capsys):
     _verdict(check_parameter_counts(200, 105), False, "leaves out")
     _verdict(check_parameter_counts(201, 150), False, "not it")
     _verdict(check_parameter_counts(..., 150), False, "placeholder")
-    _verdict(check_parameter_counts("200", 150), False, "text")
+    _verdict(check_parameter_counts("200", 150), True)  # numeric text is read as the number
+    _verdict(check_parameter_counts("two hundred", 150), False, "text")
 
 
 # -- memory steps -------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import torch
 
 from ..bidirectional import Bidirectional
 from ..gated import CoupledLSTMScratch, GRUScratch, LSTMScratch
-from .core import Wrong, as_number, checker, close
+from .core import Wrong, checker, close, number, require_function
 
 # -- the data of the exercises (the notebook's text quotes them) -----------------------------
 COUNT_SIZES = dict(input_size=3, hidden_size=5)   # count the parameters of PyTorch's LSTM and GRU
@@ -22,23 +22,6 @@ MEMORY_FRACTION = 0.01
 
 __all__ = ["check_parameter_counts", "check_memory_steps", "check_coupled_step", "check_bidirectional",
            "COUNT_SIZES", "MEMORY_BIASES", "MEMORY_FRACTION"]
-
-
-def _number(answer, what: str) -> float:
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, np.ndarray) and answer.size == 1:
-        answer = answer.item()
-    if isinstance(answer, str):
-        raise Wrong(f"expected {what} as a number, got the text {answer!r}.")
-    return as_number(answer, what)
-
-
-def _function(func) -> None:
-    if func is None or func is Ellipsis:
-        raise NotImplementedError
-    if not callable(func):
-        raise Wrong(f"expected a function, got {type(func).__name__} {func!r:.60}.")
 
 
 def _tensor(value, shape: tuple, what: str) -> torch.Tensor:
@@ -58,8 +41,8 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
 def check_parameter_counts(lstm_params, gru_params) -> str:
     """The numbers of parameters of ``nn.LSTM`` and ``nn.GRU`` with :data:`COUNT_SIZES`."""
     I, H = COUNT_SIZES["input_size"], COUNT_SIZES["hidden_size"]
-    lstm = _number(lstm_params, "the LSTM's number of parameters")
-    gru = _number(gru_params, "the GRU's number of parameters")
+    lstm = number(lstm_params, "the LSTM's number of parameters")
+    gru = number(gru_params, "the GRU's number of parameters")
     per_block = H * I + H * H + 2 * H   # W_i*, W_h*, b_i*, b_h* of one gate
     right = {"LSTM": 4 * per_block, "GRU": 3 * per_block}
     for name, value, k in (("LSTM", lstm, 4), ("GRU", gru, 3)):
@@ -97,7 +80,7 @@ def memory_steps(bias: float, fraction: float = MEMORY_FRACTION) -> int:
 def check_memory_steps(k_bias0, k_bias1, k_bias3) -> str:
     """The fewest steps after which a cell keeps less than 1% of its content when its forget
     gate stays at sigma(b) (input gate shut), for b = 0, 1 and 3."""
-    answers = [_number(a, f"the number of steps for b = {b:g}") for a, b in zip((k_bias0, k_bias1, k_bias3),
+    answers = [number(a, f"the number of steps for b = {b:g}") for a, b in zip((k_bias0, k_bias1, k_bias3),
                                                                                   MEMORY_BIASES)]
     for value, b in zip(answers, MEMORY_BIASES):
         f = 1 / (1 + math.exp(-b))
@@ -138,7 +121,7 @@ def check_coupled_step(coupled_step) -> str:
     """``coupled_step(lstm, x, h, c) -> (h_new, c_new)``: one step of an LSTM whose input gate is
     ``1 - f``, using ``lstm``'s weights (an :class:`~seqbook.gated.LSTMScratch`; its input-gate
     rows are ignored)."""
-    _function(coupled_step)
+    require_function(coupled_step)
     for seed in (0, 1):
         lstm, x, h, c = _step_case(seed)
         cifg = CoupledLSTMScratch(3, 4)
@@ -180,7 +163,7 @@ def check_coupled_step(coupled_step) -> str:
 def check_bidirectional(bidirectional_outputs) -> str:
     """``bidirectional_outputs(fwd, bwd, X) -> (batch, time, 2 * hidden)``: ``fwd`` reads ``X``
     left to right, ``bwd`` right to left; step ``t`` gets both layers' outputs for step ``t``."""
-    _function(bidirectional_outputs)
+    require_function(bidirectional_outputs)
     torch.manual_seed(3)
     fwd, bwd = GRUScratch(2, 3), GRUScratch(2, 3)
     X = torch.randn(2, 5, 2)
