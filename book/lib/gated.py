@@ -160,10 +160,14 @@ class LSTMScratch(_GatedBase):
         return _check_state_tensor(state[0], B, H, "h"), _check_state_tensor(state[1], B, H, "c")
 
     def step(self, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor):
-        """One time step: ``x (batch, input)``, ``h, c (batch, hidden)`` -> ``(h', c', gates)``."""
+        """One time step.
+
+        ``x (batch, input)``, ``h, c (batch, hidden)`` -> ``(h', c', gates)``.
+        """
         pre = x @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
         a_i, a_f, a_g, a_o = pre.chunk(4, dim=-1)
-        i, f, g, o = torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
+        i, f, o = torch.sigmoid(a_i), torch.sigmoid(a_f), torch.sigmoid(a_o)
+        g = torch.tanh(a_g)
         c = f * c + i * g  # additive: dc'/dc = f, no squashing on the way
         h = o * torch.tanh(c)
         return h, c, {"i": i, "f": f, "g": g, "o": o}
@@ -202,7 +206,10 @@ class GRUScratch(_GatedBase):
         return _check_state_tensor(state, X.shape[0], self.hidden_size, "h")
 
     def step(self, x: torch.Tensor, h: torch.Tensor):
-        """One time step: ``x (batch, input)``, ``h (batch, hidden)`` -> ``(h', gates)``."""
+        """One time step.
+
+        ``x (batch, input)``, ``h (batch, hidden)`` -> ``(h', gates)``.
+        """
         xr, xz, xn = (x @ self.weight_ih.T + self.bias_ih).chunk(3, dim=-1)
         hr, hz, hn = (h @ self.weight_hh.T + self.bias_hh).chunk(3, dim=-1)
         r = torch.sigmoid(xr + hr)
