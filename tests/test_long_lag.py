@@ -21,6 +21,18 @@ def test_layout_follows_hochreiter_and_schmidhuber():
     torch.testing.assert_close(y, expected)
 
 
+def test_first_step_marked_means_x1_is_zero_and_the_later_mark_is_far_from_the_end():
+    X, y = adding_problem(3000, 40, seed=4)
+    values, markers = X[..., 0], X[..., 1]
+    # The mark drawn among the first ten falls on step 0 one time in ten; its value X1 is
+    # then 0 (the paper's rule). Values are otherwise continuous, so never exactly 0.
+    zeroed = (markers[:, 0] == 1) & (values[:, 0] == 0)
+    assert 230 < int(zeroed.sum()) < 370
+    assert (values[markers[:, 0] != 1, 0] != 0).all()
+    later = (markers == 1).nonzero()[:, 1].reshape(3000, 2)[:, 1]
+    assert int((40 - 1 - later).min()) == 40 // 2 + 1   # the shortest lag, T/2 + 1
+
+
 def test_seeded_and_distinct():
     a, b, c = adding_problem(10, 20, seed=1), adding_problem(10, 20, seed=1), adding_problem(10, 20, seed=2)
     assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) and not torch.equal(a[0], c[0])
@@ -32,6 +44,10 @@ def test_baselines_are_the_lazy_predictors():
     # Var(0.5 + (X1+X2)/4) = 2 * (1/3) / 16 = 1/24; knowing X2 leaves Var(X1)/16 = 1/48.
     assert b["constant 0.5"]["mse"] == pytest.approx(1 / 24, rel=0.1)
     assert b["recent mark only"]["mse"] == pytest.approx(1 / 48, rel=0.1)
+    # With the paper's rule (X1 = 0 when the first step is marked, one time in ten):
+    assert b["constant 0.5"]["mse"] == pytest.approx(0.9 / 24 + 0.1 / 48, rel=0.05)
+    assert b["recent mark only"]["mse"] == pytest.approx(0.9 / 48, rel=0.05)
+    assert b["recent mark only"]["solved"] == pytest.approx(0.9 * 0.16 + 0.1, abs=0.03)
 
 
 def test_bad_arguments():

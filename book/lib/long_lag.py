@@ -6,7 +6,10 @@ first ``length // 2 - 1``. The first and last steps carry the marker -1 (unless 
 every other step 0. The target, given only at the end, is ``0.5 + (X1 + X2) / 4``, the sum
 of the two marked values scaled into [0, 1]; a prediction counts as correct when it is
 within 0.04 of it. The first marked value must be carried for at least ``length - 10``
-steps, which is the long time lag.
+steps, which is the long time lag; the later mark is at least ``length // 2 + 1`` steps from
+the end. As in the paper, when the mark among the first 10 falls on the first step (one
+sequence in ten), its value X1 is set to 0 (so a predictor that keeps only the later mark
+is exactly right on those sequences).
 
 Differences from the paper: every sequence has the same length (the paper's vary between
 T and 1.1 T), and the networks are today's LSTM / GRU / tanh RNN trained with Adam on
