@@ -74,6 +74,35 @@ def test_a_reader_sees_typeset_math_and_figures(built):
     assert png.stat().st_size > 50_000  # a blank or unstyled page compresses to far less
 
 
+MOVE_SLIDER = """<script>
+window.addEventListener("load", function () {
+  var moved = [];
+  document.querySelectorAll(".seqbook-explorer").forEach(function (box) {
+    var img = box.querySelector("img"), before = img.src;
+    box.querySelectorAll("input[type=range]").forEach(function (s) {
+      s.value = s.max;
+      s.dispatchEvent(new Event("input"));
+    });
+    moved.push(img.src !== before && img.src.indexOf("data:image/png;base64,") === 0);
+  });
+  document.body.setAttribute("data-explorers-moved", moved.join(","));
+});
+</script></body>"""
+
+
+def test_interactive_figures_move_without_a_kernel(built):
+    """Moving every static slider to its end shows another precomputed frame."""
+    for nb in chapter_paths():
+        page = built / "html" / "book" / f"{nb.stem}.html"
+        if "seqbook-explorer" not in page.read_text():
+            continue
+        probe = page.with_name(f"{nb.stem}-probe.html")
+        probe.write_text(page.read_text().replace("</body>", MOVE_SLIDER, 1))
+        moved = re.search(r'data-explorers-moved="([^"]*)"', shots.rendered_dom(probe))
+        assert moved and moved.group(1), f"{page.name}: the slider script did not run"
+        assert set(moved.group(1).split(",")) == {"true"}, f"{page.name}: a slider did not change its figure"
+
+
 def test_student_edition_has_no_solution_text(built, tmp_path):
     site = write_student_sources(tmp_path / "student", executed=built / "jupyter_execute")
     result = build_site(site)
