@@ -55,3 +55,17 @@ def test_exercise_list_finds_labels_and_checkers(tmp_path):
     rows = exercise_list.table(tmp_path).splitlines()[2:]
     assert rows == ["| 7 | {ref}`ch7-ex-hand` | `ch7-ex-hand` | (derivation or by hand: see solution) |",
                     "| 7 | {ref}`ch7-ex-code` | `ch7-ex-code` | `check_f`, `check_h` |"]
+
+
+def test_chapters_follow_the_toc(tmp_path):
+    from seqbook.authoring import chapter_files, chapters
+
+    (tmp_path / "book").mkdir()
+    for name in ("ch01_a", "ch02_b", "ch03_draft"):
+        write(tmp_path / "book" / f"{name}.ipynb", M("# x"))
+    assert [p.stem for p in chapters(tmp_path)] == ["ch01_a", "ch02_b", "ch03_draft"]  # no toc: all
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n  - caption: C\n    chapters:\n"
+        "      - file: book/ch02_b\n      - file: book/ch01_a\n      - file: book/ch09_missing\n")
+    assert [p.stem for p in chapters(tmp_path)] == ["ch02_b", "ch01_a"]
+    assert [p.stem for p in chapter_files(tmp_path)] == ["ch01_a", "ch02_b", "ch03_draft"]

@@ -16,8 +16,8 @@ import nbformat
 import pytest
 
 from seqbook.authoring import screenshot as shots
-from seqbook.authoring.student_edition import (ROOT, build_site, chapter_paths, solution_cells, strip_solutions,
-                                              write_student_sources)
+from seqbook.authoring import ROOT, chapters
+from seqbook.authoring.student_edition import build_site, solution_cells, strip_solutions, write_student_sources
 
 pytestmark = pytest.mark.slow
 JB = str(Path(sys.executable).with_name("jupyter-book"))
@@ -52,7 +52,7 @@ def built(tmp_path_factory):
 
 def test_every_chapter_page_is_built_with_its_parts(built):
     assert (built / "html" / "_static" / "mathjax" / "tex-chtml.js").exists(), "the site carries no MathJax"
-    for nb in chapter_paths():
+    for nb in chapters():
         page = built / "html" / "book" / f"{nb.stem}.html"
         source = page.read_text()
         assert "colab.research.google.com/github/" in source, f"{page.name}: no Colab launch button"
@@ -92,7 +92,7 @@ window.addEventListener("load", function () {
 
 def test_interactive_figures_move_without_a_kernel(built):
     """Moving every static slider to its end shows another precomputed frame."""
-    for nb in chapter_paths():
+    for nb in chapters():
         page = built / "html" / "book" / f"{nb.stem}.html"
         if "seqbook-explorer" not in page.read_text():
             continue
@@ -110,7 +110,7 @@ def test_student_edition_has_no_solution_text(built, tmp_path):
     assert not sphinx_warnings(result.stdout + result.stderr)
     instructor_html = built / "html" / "book"
     student_html = site / "_build" / "html" / "book"
-    for nb_path in chapter_paths():
+    for nb_path in chapters():
         nb = nbformat.read(nb_path, as_version=4)
         student_nb = (tmp_path / "student" / "notebooks" / nb_path.name).read_text()
         kept_lines = {l.strip() for c in strip_solutions(nb).cells for l in c.source.splitlines()}

@@ -15,7 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from . import chapters
+
 BEGIN, END = "<!-- benchmark:begin -->", "<!-- benchmark:end -->"
 
 # Run in a child process so that RUSAGE_CHILDREN measures this notebook's kernel alone.
@@ -61,7 +62,7 @@ def main(argv=None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--readme", type=Path, help="README whose benchmark table to replace")
     args = parser.parse_args(argv)
-    paths = args.notebooks or sorted((ROOT / "book").glob("ch*.ipynb"))
+    paths = args.notebooks or chapters()
     results = {}
     for p in paths:
         results[p.name] = run_one(p)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
 import nbformat
-import yaml
 
-ROOT = Path(__file__).resolve().parents[3]
+from . import ROOT, chapters
+
 PAGE = ROOT / "book" / "instructors.md"
 BEGIN, END = "<!-- exercise-list:begin -->", "<!-- exercise-list:end -->"
 _EXERCISE = re.compile(r"^\s*(?:```+|:::+)\s*\{exercise\}\s*(?P<title>.*?)\s*\n(?P<body>.*)", re.M | re.S)
@@ -43,19 +42,9 @@ def exercises(path: Path) -> list[dict]:
     return found
 
 
-def toc_chapters(root: Path = ROOT) -> list[Path]:
-    """The chapter notebooks listed in ``_toc.yml`` (all ``book/ch*.ipynb`` if there is no toc)."""
-    toc = root / "_toc.yml"
-    if not toc.exists():
-        return sorted((root / "book").glob("ch*.ipynb"))
-    entries = yaml.safe_load(toc.read_text())
-    files = [c["file"] for part in entries.get("parts", [entries]) for c in part.get("chapters", [])]
-    return [root / f"{f}.ipynb" for f in files if (root / f"{f}.ipynb").exists()]
-
-
 def table(root: Path = ROOT) -> str:
     rows = ["| chapter | exercise | label | checker |", "| --- | --- | --- | --- |"]
-    for path in toc_chapters(root):
+    for path in chapters(root):
         chapter = int(re.match(r"ch(\d+)", path.name).group(1))
         for ex in exercises(path):
             ref = f"{{ref}}`{ex['label']}`" if ex["label"] else ex["title"]
@@ -79,8 +68,6 @@ def write(page: Path = PAGE) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--write", action="store_true", help=f"update the table in {PAGE.relative_to(ROOT)}")
-    args = parser.parse_args()
-    if args.write:
+    if parser.parse_args().write:
         write()
     print(table())
-    sys.exit(0)

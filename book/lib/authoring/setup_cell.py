@@ -13,7 +13,8 @@ from pathlib import Path
 import nbformat
 import yaml
 
-ROOT = Path(__file__).resolve().parents[3]
+from . import ROOT, chapter_files
+
 TAG = "setup"
 
 
@@ -32,10 +33,6 @@ def setup_source(url: str | None = None) -> str:
         "    subprocess.run([sys.executable, '-m', 'pip', 'install', '--quiet',\n"
         f"                    'git+{url}'], check=True)"
     )
-
-
-def chapters(root: Path = ROOT) -> list[Path]:
-    return sorted((root / "book").glob("ch*.ipynb"))
 
 
 def first_code_cell(nb):
@@ -60,6 +57,6 @@ def sync(path: Path) -> bool:
 
 
 if __name__ == "__main__":
-    paths = [Path(p) for p in sys.argv[1:]] or chapters()
+    paths = [Path(p) for p in sys.argv[1:]] or chapter_files()
     for p in paths:
         print(("updated " if sync(p) else "up to date ") + str(p))

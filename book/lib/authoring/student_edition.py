@@ -16,6 +16,7 @@ Usage: ``python -m seqbook.authoring.student_edition --out _build/student``
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -25,7 +26,8 @@ from pathlib import Path
 import nbformat
 import yaml
 
-ROOT = Path(__file__).resolve().parents[3]
+from . import ROOT, chapters
+
 SOLUTION_TAG = "solution"
 _DIRECTIVE = r"^\s*(```+|:::+)\s*\{%s\}"
 _START, _END, _PLAIN = (re.compile(_DIRECTIVE % name, re.M) for name in ("solution-start", "solution-end", "solution"))
@@ -101,10 +103,6 @@ def clear_outputs(nb):
     return nb
 
 
-def chapter_paths(root: Path = ROOT) -> list[Path]:
-    return sorted((root / "book").glob("ch*.ipynb"))
-
-
 def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = None) -> Path:
     """Lay out the student book under ``out/site`` and the student notebooks under ``out/notebooks``.
 
@@ -123,7 +121,7 @@ def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = 
     if executed is not None:
         config["execute"]["execute_notebooks"] = "off"
     (site / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
-    for path in chapter_paths(root):
+    for path in chapters(root):
         source = executed / "book" / path.name if executed is not None else path
         if not source.exists():
             raise FileNotFoundError(f"expected an executed copy of {path.name} at {source}: build the website first")
@@ -134,8 +132,6 @@ def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = 
 
 
 def build_site(site: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
-    import os
-
     env = {**os.environ, "SEQBOOK_STATIC": "1", "SEQBOOK_QUIET": "1", **(extra_env or {})}
     jb = Path(sys.executable).with_name("jupyter-book")
     return subprocess.run([str(jb), "build", str(site), "-W", "-n", "--keep-going"],
