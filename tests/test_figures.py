@@ -87,3 +87,15 @@ def test_explore_switches_on_environment(monkeypatch):
     assert [s.description for s in sliders] == ["n", "t"]
     sliders[0].value = 2  # moving a slider redraws without error
     assert plt.get_fignums() == []
+
+
+def test_html_table():
+    from seqbook.plotting import html_table
+
+    t = html_table([("model", "ppl"), ("RNN", "3.63"), ("a < b", 1)]).data
+    assert t.count("<tr>") == 3 and t.count("<th") == 2
+    assert '<td style="text-align:right">3.63</td>' in t and "a &lt; b" in t
+    with pytest.raises(ValueError, match="equal length"):
+        html_table([("a", "b"), ("c",)])
+    with pytest.raises(ValueError, match="one 'l' or 'r' per column"):
+        html_table([("a", "b")], align="lrr")

@@ -1,7 +1,8 @@
-"""Plotting helpers shared by every chapter: heatmaps, loss curves and animations."""
+"""Plotting helpers shared by every chapter: heatmaps, loss curves, animations and tables."""
 
 from __future__ import annotations
 
+import html
 from typing import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -70,3 +71,23 @@ def animate(fig, update: Callable[[int], object], frames: int, interval: int = 4
     html = anim.to_jshtml(default_mode="once")
     plt.close(fig)
     return HTML(html)
+
+
+def html_table(rows, align: str | None = None):
+    """A table for the page: ``rows[0]`` is the header, ``align`` one ``"l"`` or ``"r"`` per
+    column (default: first column left, the rest right). Returns an IPython ``HTML`` object."""
+    from IPython.display import HTML
+
+    rows = [list(r) for r in rows]
+    if not rows or any(len(r) != len(rows[0]) for r in rows):
+        raise ValueError(f"expected rows of equal length, got lengths {[len(r) for r in rows]}")
+    align = align or "l" + "r" * (len(rows[0]) - 1)
+    if len(align) != len(rows[0]) or set(align) - {"l", "r"}:
+        raise ValueError(f"expected one 'l' or 'r' per column ({len(rows[0])}), got {align!r}")
+    side = {"l": "left", "r": "right"}
+
+    def tr(cells, tag):
+        return "<tr>" + "".join(f'<{tag} style="text-align:{side[a]}">{html.escape(str(c))}</{tag}>'
+                                for c, a in zip(cells, align)) + "</tr>"
+
+    return HTML("<table>" + tr(rows[0], "th") + "".join(tr(r, "td") for r in rows[1:]) + "</table>")
