@@ -89,6 +89,11 @@ def evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> dict:
     model.eval()
     pred = model(X)
     model.train(was)
+    return _scores(pred, y)
+
+
+def _scores(pred: torch.Tensor, y: torch.Tensor) -> dict:
+    """Mean squared error and the fraction of predictions within :data:`TOLERANCE`."""
     err = (pred - y).abs()
     return {"mse": float((err ** 2).mean()), "solved": float((err < TOLERANCE).float().mean())}
 
@@ -99,11 +104,8 @@ def baselines(y: torch.Tensor, X: torch.Tensor) -> dict:
     # The later mark is the last step marked 1.
     later = (markers == 1).float() * torch.arange(1, X.shape[1] + 1, device=X.device)
     x2 = values.gather(1, later.argmax(dim=1, keepdim=True)).squeeze(1)
-    out = {}
-    for name, pred in (("constant 0.5", torch.full_like(y, 0.5)), ("recent mark only", 0.5 + x2 / 4)):
-        err = (pred - y).abs()
-        out[name] = {"mse": float((err ** 2).mean()), "solved": float((err < TOLERANCE).float().mean())}
-    return out
+    return {name: _scores(pred, y)
+            for name, pred in (("constant 0.5", torch.full_like(y, 0.5)), ("recent mark only", 0.5 + x2 / 4))}
 
 
 def train_adding(kind: str, length: int, steps: int = 600, batch: int = 64, hidden_size: int = 32,

@@ -62,7 +62,7 @@ class NGramLM:
         self.vocab = list(dict.fromkeys(list(vocab if vocab is not None else []) + tokens))
         self._index = {t: i for i, t in enumerate(self.vocab)}
         padded = self._padded(tokens)
-        ngrams = Counter(zip(*(padded[k:] for k in range(self.n))))
+        ngrams = _ngram_counts(padded, self.n)
         self._next, self._totals = {}, {}
         for gram, count in ngrams.items():
             ctx = gram[:-1]
