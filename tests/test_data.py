@@ -1,11 +1,20 @@
 """Data: the vocabulary, the real-text corpus, the synthetic source, seeding."""
 
+import glob
+import gzip
+import hashlib
 import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from seqbook import corpus
 from seqbook.corpus import python_docs_text, split
 from seqbook.ngram import NGramLM
 from seqbook.seeding import generator, numpy_rng, seed_everything
@@ -58,6 +67,52 @@ def test_python_docs_text_is_real_english():
     assert text == text.lower() and text.isascii()
     assert "  " not in text
     assert text.count(" the ") > 3000
+
+
+def test_python_docs_text_is_the_frozen_copy_whatever_the_python():
+    # The chapters quote numbers of this exact text: 432,640 characters, 67 symbols.
+    text = python_docs_text()
+    assert len(text) == 432_640 and len(set(text)) == 67
+    assert len(corpus.python_reference_raw()) == 465_048
+
+
+def test_a_damaged_frozen_text_is_refused_with_a_clear_message():
+    good = gzip.compress("some text".encode(), mtime=0)
+    digest = hashlib.sha256(b"some text").hexdigest()
+    assert corpus.verified_text(good, digest, "x.gz") == "some text"
+    bad = gzip.compress("some text!".encode(), mtime=0)
+    with pytest.raises(ValueError, match="x.gz is damaged or was changed: expected SHA-256"):
+        corpus.verified_text(bad, digest, "x.gz")
+
+
+def other_pythons() -> list[str]:
+    """Interpreters of Python 3.10-3.13 on this machine other than the running one."""
+    found = {}
+    candidates = [shutil.which(f"python3.{minor}") for minor in range(10, 14)]
+    candidates += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[0-3].*/bin/python3")))
+    for exe in filter(None, candidates):
+        probe = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2])"],
+                               capture_output=True, text=True)
+        version = probe.stdout.strip()
+        if probe.returncode == 0 and version != str(sys.version_info[:2]):
+            found.setdefault(version, exe)
+    return list(found.values())
+
+
+def test_the_frozen_text_reads_the_same_on_other_python_versions(tmp_path):
+    """Imports only seqbook.corpus (standard library only) under every other Python 3.10-3.13."""
+    pythons = other_pythons()
+    if not pythons:
+        pytest.skip("no other Python 3.10-3.13 interpreter on this machine")
+    (tmp_path / "seqbook").symlink_to(Path(corpus.__file__).parent)
+    here = hashlib.sha256(python_docs_text().encode()).hexdigest()
+    for exe in pythons:
+        result = subprocess.run(
+            [exe, "-c", "import hashlib, sys; from seqbook.corpus import python_docs_text as t; "
+                        "print(sys.version_info[:2], hashlib.sha256(t().encode()).hexdigest())"],
+            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split()[-1] == here, f"{exe} reads another text: {result.stdout}"
 
 
 def test_split():
