@@ -1,0 +1,65 @@
+"""Interactive figures and progress bars work with ipywidgets 7 (Colab ships 7.7.1 and renders only
+7.x) and with ipywidgets 8 (a local Jupyter). Each version runs in its own interpreter, since one
+process can import only one of them; 7.7.1 is installed once into .cache/ (from PyPI, the only
+download the tests make)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from seqbook.authoring import ROOT
+
+WIDGETS_7 = ROOT / ".cache" / "ipywidgets7"
+
+SCRIPT = r"""
+import os
+import warnings
+warnings.simplefilter("ignore", DeprecationWarning)   # ipykernel 7 deprecates what ipywidgets 7 uses
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import ipywidgets
+from tqdm.notebook import tqdm as notebook_bar
+import seqbook.progress
+from seqbook.interactive import live_explorer
+
+calls = []
+def render(n, tau):
+    calls.append((n, tau))
+    fig, ax = plt.subplots()
+    ax.plot([0, n])
+    return fig
+
+box = live_explorer(render, n=[1, 2, 3], tau=[0.5, 1.0])
+n_slider, tau_slider = box.children[0].children
+n_slider.value = 3
+tau_slider.value = 1.0
+seqbook.progress.tqdm = notebook_bar      # the bar tqdm.auto picks in a notebook
+os.environ["SEQBOOK_QUIET"] = "0"
+total = sum(seqbook.progress.progress(range(4), desc="counting"))
+print("RESULT", ipywidgets.__version__.split(".")[0], type(box).__name__,
+      [type(s).__name__ for s in (n_slider, tau_slider)], calls, total)
+"""
+
+
+@pytest.fixture(scope="module")
+def widgets_7():
+    if not (WIDGETS_7 / "ipywidgets" / "__init__.py").exists():
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+                        str(WIDGETS_7), "ipywidgets==7.7.1", "ipython_genutils"], check=True)
+    return str(WIDGETS_7)
+
+
+@pytest.mark.parametrize("major", ["7", "8"])
+def test_explorer_and_progress_bar_work_with_ipywidgets(major, request):
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    if major == "7":
+        env["PYTHONPATH"] = request.getfixturevalue("widgets_7")
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = next(l for l in result.stdout.splitlines() if l.startswith("RESULT"))
+    # one slider per parameter; drawn once at start and once per move, with the moved values
+    assert line == (f"RESULT {major} VBox ['SelectionSlider', 'SelectionSlider'] "
+                    "[(1, 0.5), (3, 0.5), (3, 1.0)] 6"), line
