@@ -1,9 +1,14 @@
 """Removing solutions from a notebook (unit level; the whole edition is tested with the website)."""
 
+import subprocess
+
 import nbformat
 import pytest
+import yaml
 
-from seqbook.authoring.student_edition import clear_outputs, solution_cells, strip_solutions
+from seqbook.authoring import chapters
+from seqbook.authoring.student_edition import (STUDENT_BRANCH, clear_outputs, publish_branch,
+                                               solution_cells, strip_solutions, write_student_sources)
 
 C, M = nbformat.v4.new_code_cell, nbformat.v4.new_markdown_cell
 
@@ -67,3 +72,39 @@ def test_clear_outputs():
     cell.execution_count = 1
     nb = clear_outputs(notebook(cell))
     assert nb.cells[0].outputs == [] and nb.cells[0].execution_count is None
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_student_notebooks_are_committed_to_their_own_branch_without_touching_the_work_tree(tmp_path):
+    repo, notebooks = tmp_path / "repo", tmp_path / "student"
+    repo.mkdir()
+    notebooks.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "main.txt").write_text("the instructor's book\n")
+    git(repo, "add", "main.txt")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "main")
+    (notebooks / "ch01_a.ipynb").write_text('{"cells": []}')
+    first = publish_branch(notebooks, repo=repo)
+    assert git(repo, "show", "student:book/ch01_a.ipynb") == '{"cells": []}'
+    assert "without solutions" in git(repo, "show", "student:README.md")
+    assert git(repo, "branch", "--show-current").strip() == "main"
+    assert git(repo, "status", "--porcelain") == ""          # index and work tree untouched
+    assert publish_branch(notebooks, repo=repo) == first      # unchanged notebooks: no new commit
+    (notebooks / "ch01_a.ipynb").write_text('{"cells": [1]}')
+    second = publish_branch(notebooks, repo=repo)
+    assert git(repo, "rev-parse", f"{second}^").strip() == first
+    assert git(repo, "show", "student:book/ch01_a.ipynb") == '{"cells": [1]}'
+    with pytest.raises(FileNotFoundError, match="expected student notebooks"):
+        publish_branch(tmp_path / "empty", repo=repo)
+
+
+def test_the_student_website_launches_the_student_branch(tmp_path):
+    site = write_student_sources(tmp_path / "out")
+    config = yaml.safe_load((site / "_config.yml").read_text())
+    assert config["repository"]["branch"] == STUDENT_BRANCH == "student"
+    assert config["launch_buttons"]["colab_url"]
+    assert sorted(p.name for p in (tmp_path / "out" / "notebooks").glob("*.ipynb")) == [
+        p.name for p in chapters()]

@@ -120,6 +120,10 @@ def test_student_edition_has_no_solution_text(built, tmp_path):
         student_page = re.sub(r"\s+", " ", page_text(student_html / f"{nb_path.stem}.html"))
         instructor_page = page_text(instructor_html / f"{nb_path.stem}.html")
         assert "Solution to" in instructor_page and "Solution to" not in student_page
+        # its Colab button opens the notebook of the student branch, not main's with solutions
+        student_source = (student_html / f"{nb_path.stem}.html").read_text()
+        assert f"/blob/student/book/{nb_path.name}" in student_source
+        assert "/blob/main/" not in student_source
         for line in secrets:
             assert line not in student_nb, f"solution text in the student notebook: {line!r}"
             assert re.sub(r"\s+", " ", line) not in student_page, f"solution text on the student page: {line!r}"

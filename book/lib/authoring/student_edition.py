@@ -10,7 +10,12 @@ The exercises and their checkers stay. The website is built from notebooks that 
 executed (by the instructor website's build), so the student site shows the same figures without
 running anything again; the notebooks students download and run have no outputs.
 
-Usage: ``python -m seqbook.authoring.student_edition --out _build/student``
+The student notebooks are also committed to a branch of their own (``student``), laid out as on
+``main`` (``book/chNN_*.ipynb``), without touching the working tree. The student website's launch
+buttons point at that branch, so "open in Colab" opens a notebook without solutions once the branch
+is pushed (``git push origin student``).
+
+Usage: ``python -m seqbook.authoring.student_edition --out _build/student [--no-branch]``
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -29,6 +35,7 @@ import yaml
 from . import ROOT, chapters
 
 SOLUTION_TAG = "solution"
+STUDENT_BRANCH = "student"
 _DIRECTIVE = r"^\s*(```+|:::+)\s*\{%s\}"
 _START, _END, _PLAIN = (re.compile(_DIRECTIVE % name, re.M) for name in ("solution-start", "solution-end", "solution"))
 
@@ -103,11 +110,13 @@ def clear_outputs(nb):
     return nb
 
 
-def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = None) -> Path:
+def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = None,
+                          branch: str = STUDENT_BRANCH) -> Path:
     """Lay out the student book under ``out/site`` and the student notebooks under ``out/notebooks``.
 
     ``executed`` is a folder of executed notebooks (the website build's ``_build/jupyter_execute``);
-    without it the student website executes the chapters itself."""
+    without it the student website executes the chapters itself. The site's launch buttons open the
+    notebooks of ``branch`` (see :func:`publish_branch`)."""
     site, notebooks = out / "site", out / "notebooks"
     for d in (site, notebooks):
         if d.exists():
@@ -118,6 +127,7 @@ def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = 
     shutil.copy(root / "_toc.yml", site / "_toc.yml")
     config = yaml.safe_load((root / "_config.yml").read_text())
     config["title"] += " (student edition)"
+    config["repository"]["branch"] = branch
     if executed is not None:
         config["execute"]["execute_notebooks"] = "off"
     (site / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -129,6 +139,48 @@ def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = 
         nbformat.write(student, site / "book" / path.name)
         nbformat.write(clear_outputs(student), notebooks / path.name)
     return site
+
+
+def _git(repo: Path, *args: str, env: dict | None = None, stdin: bytes | None = None) -> str:
+    result = subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True,
+                            env={**os.environ, **(env or {})})
+    if result.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed: {result.stderr.decode().strip()}")
+    return result.stdout.decode().strip()
+
+
+def publish_branch(notebooks: Path, repo: Path = ROOT, branch: str = STUDENT_BRANCH) -> str:
+    """Commit the student notebooks in ``notebooks`` to ``branch`` of the git repository ``repo``,
+    as ``book/<name>.ipynb`` with a README, on top of the branch's previous commit (if any).
+    Uses a private index: the working tree, the index and the checked-out branch are untouched.
+    Returns the new commit's id."""
+    source = _git(repo, "rev-parse", "--short", "HEAD")
+    files = {f"book/{nb.name}": nb.read_bytes() for nb in sorted(notebooks.glob("*.ipynb"))}
+    if not files:
+        raise FileNotFoundError(f"expected student notebooks in {notebooks}: write them first")
+    files["README.md"] = (
+        "# Student edition\n\nThe chapters' notebooks without solutions, generated from commit "
+        f"{source} of the main branch by `make student`. Do not edit here: change the chapters on "
+        "main and run `make student` again.\n").encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        for path, data in files.items():
+            blob = _git(repo, "hash-object", "-w", "--stdin", stdin=data)
+            _git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        tree = _git(repo, "write-tree", env=env)
+    ref = f"refs/heads/{branch}"
+    parent = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", ref],
+                            capture_output=True, text=True).stdout.strip()
+    if parent and _git(repo, "rev-parse", f"{parent}^{{tree}}") == tree:
+        return parent  # nothing changed
+    message = f"Student edition of {source}"
+    who = {}
+    if subprocess.run(["git", "-C", str(repo), "var", "GIT_COMMITTER_IDENT"], capture_output=True).returncode:
+        who = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITTER")
+               for part, value in (("NAME", "seqbook student edition"), ("EMAIL", "student@seqbook.invalid"))}
+    commit = _git(repo, "commit-tree", tree, *(["-p", parent] if parent else []), "-m", message, env=who)
+    _git(repo, "update-ref", ref, commit)
+    return commit
 
 
 def build_site(site: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
@@ -145,10 +197,16 @@ def main(argv=None) -> int:
                         help="executed notebooks from the website build (default: %(default)s); "
                              "if missing, the student website executes the chapters itself")
     parser.add_argument("--no-site", action="store_true", help="write the notebooks only")
+    parser.add_argument("--no-branch", action="store_true",
+                        help=f"do not commit the notebooks to the local branch {STUDENT_BRANCH!r}")
     args = parser.parse_args(argv)
     executed = args.executed if (args.executed / "book").is_dir() else None
     site = write_student_sources(args.out, executed=executed)
     print(f"student notebooks written to {args.out / 'notebooks'}")
+    if not args.no_branch:
+        commit = publish_branch(args.out / "notebooks")
+        print(f"and committed to the local branch {STUDENT_BRANCH!r} ({commit[:10]}); publish them "
+              f"with `git push origin {STUDENT_BRANCH}`, so the student website's Colab buttons work")
     if args.no_site:
         return 0
     result = build_site(site)
