@@ -1,0 +1,70 @@
+"""The cell diagrams of chapter 3 draw every part they are meant to show, in the book's notation."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Circle, FancyBboxPatch  # noqa: E402
+
+from seqbook.diagrams import diagram_labels, gru_cell_diagram, lstm_cell_diagram  # noqa: E402
+
+
+def _parts(fig):
+    ax = fig.axes[0]
+    boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
+    nodes = [p for p in ax.patches if isinstance(p, Circle)]
+    return ax, boxes, nodes
+
+
+def test_lstm_diagram_shows_gates_candidate_and_cell_path():
+    fig = lstm_cell_diagram()
+    assert isinstance(fig, Figure)
+    labels = diagram_labels(fig)
+    for name in (r"$c_{t-1}$", r"$c_t$", r"$h_{t-1}$", r"$h_t$", r"$x_t$",
+                 r"$f_t$", r"$i_t$", r"$o_t$", r"$\tilde c_t$"):
+        assert labels.count(name) == 1, (name, labels)
+    assert not any("C_" in label or "g_t" in label for label in labels)   # chapter 3's notation
+    ax, boxes, nodes = _parts(fig)
+    assert len(boxes) == 4                                    # i, f, candidate, o
+    assert labels.count("σ") == 3 and labels.count("tanh") == 2   # 3 gates; candidate and tanh(c_t)
+    assert labels.count("⊙") == 3 and labels.count("+") == 1
+    assert len(nodes) == 5                                    # ⊙ ⊙ ⊙ + tanh
+    assert "LSTM" in ax.get_title()
+    plt.close(fig)
+
+
+def test_gru_diagram_shows_reset_update_and_candidate():
+    fig = gru_cell_diagram()
+    labels = diagram_labels(fig)
+    for name in (r"$h_{t-1}$", r"$h_t$", r"$x_t$", r"$r_t$", r"$z_t$", r"$n_t$"):
+        assert labels.count(name) == 1, (name, labels)
+    assert any(r"r_t\odot(W_{hn}h_{t-1}+b_{hn})" in label for label in labels)  # PyTorch's form
+    ax, boxes, nodes = _parts(fig)
+    assert len(boxes) == 3                                    # r, z, candidate
+    assert labels.count("σ") == 2 and labels.count("tanh") == 1
+    assert labels.count("⊙") == 2 and labels.count("+") == 1 and labels.count("1−") == 1
+    assert len(nodes) == 4
+    assert "GRU" in ax.get_title()
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("draw", [lstm_cell_diagram, gru_cell_diagram])
+def test_every_part_lies_inside_the_axes(draw):
+    fig = draw()
+    ax = fig.axes[0]
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    for text in ax.texts:
+        x, y = text.get_position()
+        assert x0 <= x <= x1 and y0 <= y <= y1, text.get_text()
+    for patch in ax.patches:
+        box = patch.get_extents().transformed(ax.transData.inverted())
+        assert x0 - 1e-6 <= box.x0 and box.x1 <= x1 + 1e-6, patch
+        assert y0 - 1e-6 <= box.y0 and box.y1 <= y1 + 1e-6, patch
+    plt.close(fig)
+
+
+def test_labels_of_something_else_is_a_clear_error():
+    with pytest.raises(TypeError, match="expected a matplotlib Figure"):
+        diagram_labels("not a figure")
