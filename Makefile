@@ -11,8 +11,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MATHJAX := book/_static/mathjax/tex-chtml.js
-# Pages rendered without a kernel get the static twin of every interactive figure.
-BUILD_ENV := SEQBOOK_STATIC=1 SEQBOOK_QUIET=1
+# Pages rendered without a kernel get the static twin of every interactive figure. One thread per
+# kernel, as in `make test`: with two threads, a build that shares the two cores with anything else
+# (another notebook, a test run) slows down many times over instead of by half.
+BUILD_ENV := SEQBOOK_STATIC=1 SEQBOOK_QUIET=1 OMP_NUM_THREADS=1
 
 .PHONY: book test student benchmark screenshot clean setup
 

@@ -69,3 +69,17 @@ def test_chapters_follow_the_toc(tmp_path):
         "      - file: book/ch02_b\n      - file: book/ch01_a\n      - file: book/ch09_missing\n")
     assert [p.stem for p in chapters(tmp_path)] == ["ch02_b", "ch01_a"]
     assert [p.stem for p in chapter_files(tmp_path)] == ["ch01_a", "ch02_b", "ch03_draft"]
+
+
+def test_the_website_build_is_set_up_for_a_shared_machine():
+    """`make book` runs its kernels on one thread each (two threads on two busy cores slow a chapter
+    many times over) and its cell timeout is a safety net far above any cell's run time."""
+    import re
+
+    import yaml
+
+    from seqbook.authoring import ROOT
+
+    build_env = re.search(r"^BUILD_ENV := (.*)$", (ROOT / "Makefile").read_text(), re.M).group(1)
+    assert "OMP_NUM_THREADS=1" in build_env.split()
+    assert yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"] >= 1800
