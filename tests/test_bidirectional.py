@@ -42,6 +42,44 @@ def test_stacked_matches_torch(bidirectional):
     torch.testing.assert_close(first.weight_hh.grad, ref.weight_hh_l0.grad, atol=1e-5, rtol=1e-5)
 
 
+def test_residual_stack_adds_each_layers_input_to_its_output():
+    torch.manual_seed(0)
+    layers = [GRUScratch(4, 4), LSTMScratch(4, 4), GRUScratch(4, 4)]
+    X = torch.randn(2, 5, 4)
+    out, states = Stacked(layers, residual=True)(X)
+    H = X
+    for layer in layers:
+        H = H + layer(H)[0]
+    torch.testing.assert_close(out, H)
+    assert len(states) == 3 and isinstance(states[1], tuple)
+    plain, _ = Stacked(layers)(X)
+    assert not torch.allclose(out, plain)                      # the connection changes the function
+    # with every layer's weights at zero a residual stack passes its input through unchanged
+    for layer in layers:
+        for p in layer.parameters():
+            p.data.zero_()
+    torch.testing.assert_close(Stacked(layers, residual=True)(X)[0], X)
+
+
+def test_residual_stack_shortens_the_gradient_path():
+    torch.manual_seed(0)
+    X = torch.randn(4, 10, 16, requires_grad=True)
+    norms = {}
+    for residual in (False, True):
+        torch.manual_seed(1)
+        stack = Stacked([nn.LSTM(16, 16, batch_first=True) for _ in range(8)], residual=residual)
+        grad, = torch.autograd.grad(stack(X)[0][:, -1].sum(), X)
+        norms[residual] = grad.norm().item()
+    assert norms[True] > 10 * norms[False]
+
+
+def test_residual_stack_needs_equal_widths():
+    with pytest.raises(ValueError, match="output as many features as it reads"):
+        Stacked([LSTMScratch(2, 3), LSTMScratch(3, 3)], residual=True)
+    with pytest.raises(ValueError, match="output as many features"):
+        Stacked([Bidirectional(GRUScratch(3, 3), GRUScratch(3, 3))], residual=True)
+
+
 def test_bidirectional_output_at_t_sees_the_future_and_forward_does_not():
     torch.manual_seed(0)
     bi = Bidirectional(GRUScratch(2, 3), GRUScratch(2, 3))

@@ -140,22 +140,36 @@ class Bidirectional(nn.Module):
         return torch.cat([out_f, out_b.flip(1)], dim=-1), (fwd_state, bwd_state)
 
 
+def _output_size(layer: nn.Module) -> int:
+    return layer.hidden_size * (2 if isinstance(layer, Bidirectional) else 1)
+
+
 class Stacked(nn.Module):
     """Layers applied one after the other: layer ``k`` reads the output sequence of layer ``k - 1``.
 
-    The final state is a tuple with one state per layer."""
+    With ``residual=True`` each layer's input is added to its output (a residual connection,
+    as between the stacked LSTM layers of Wu et al. 2016): ``H_k = H_{k-1} + layer_k(H_{k-1})``,
+    so every layer must output as many features as it reads. The final state is a tuple with
+    one state per layer."""
 
-    def __init__(self, layers):
+    def __init__(self, layers, residual: bool = False):
         super().__init__()
         layers = list(layers)
         if not layers:
             raise ValueError("expected at least one layer")
         for k in range(1, len(layers)):
-            below = layers[k - 1].hidden_size * (2 if isinstance(layers[k - 1], Bidirectional) else 1)
+            below = _output_size(layers[k - 1])
             if layers[k].input_size != below:
                 raise ValueError(f"expected layer {k} to take input_size {below} (the output of layer {k - 1}), "
                                  f"got {layers[k].input_size}")
+        if residual:
+            for k, layer in enumerate(layers):
+                if _output_size(layer) != layer.input_size:
+                    raise ValueError(f"a residual connection adds a layer's input to its output: expected layer "
+                                     f"{k} to output as many features as it reads ({layer.input_size}), "
+                                     f"got {_output_size(layer)}")
         self.layers = nn.ModuleList(layers)
+        self.residual = bool(residual)
         self.input_size, self.hidden_size = layers[0].input_size, layers[-1].hidden_size
 
     @classmethod
@@ -177,7 +191,8 @@ class Stacked(nn.Module):
             raise ValueError(f"expected one state per layer ({len(self.layers)}), got {len(states)}")
         finals = []
         for layer, s in zip(self.layers, states):
-            X, s = layer(X, s)
+            out, s = layer(X, s)
+            X = X + out if self.residual else out
             finals.append(s)
         return X, tuple(finals)
 
