@@ -70,11 +70,13 @@ def test_add_one_never_raises_on_junk(junk, capsys):
 
 def test_placeholders_say_so(capsys):
     for check in (ch01.check_add_one_bigram, ch01.check_context_count, ch01.check_entropy_rate,
-                  ch01.check_perplexity, ch01.check_temperature, ch01.check_seen_contexts):
+                  ch01.check_perplexity, ch01.check_temperature, ch01.check_seen_contexts,
+                  ch01.check_mixture_weights):
         for placeholder in (None, ..., stub):
             v = verdict_of(check, placeholder, capsys)
             assert not v
-            if check in (ch01.check_perplexity, ch01.check_temperature) or placeholder is not stub:
+            functions = (ch01.check_perplexity, ch01.check_temperature, ch01.check_mixture_weights)
+            if check in functions or placeholder is not stub:
                 assert "placeholder" in v.message, (check.__name__, v.message)
 
 
@@ -307,3 +309,92 @@ def test_seen_contexts_recognises_the_whole_text(capsys):
 @pytest.mark.parametrize("junk", JUNK)
 def test_seen_contexts_never_raises_on_junk(junk, capsys):
     assert not verdict_of(ch01.check_seen_contexts, junk, capsys)
+
+
+# -- mixture weights for interpolating the orders ------------------------------------------------
+def em_weights(probs, steps=500):
+    # The solution's route: EM, each weight the average share its model has in the mixture.
+    weights = np.full(len(probs), 1 / len(probs))
+    for _ in range(steps):
+        weights = (weights[:, None] * probs / (weights @ probs)).mean(axis=1)
+    return weights
+
+
+def adam_weights(probs):
+    # Another right route: gradient descent on the logits of a softmax (weights >= 0, sum 1).
+    logits = torch.zeros(len(probs), dtype=torch.float64, requires_grad=True)
+    p = torch.as_tensor(probs)
+    opt = torch.optim.Adam([logits], lr=0.1)
+    for _ in range(500):
+        loss = -torch.log(torch.softmax(logits, 0) @ p).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return torch.softmax(logits, 0)
+
+
+def mixture_bits(weights, probs):
+    return float(-np.mean(np.log2(np.asarray(weights) @ probs)))
+
+
+def test_mixture_weights_right_answers(capsys):
+    assert verdict_of(ch01.check_mixture_weights, em_weights, capsys)
+    assert verdict_of(ch01.check_mixture_weights, adam_weights, capsys)
+    assert verdict_of(ch01.check_mixture_weights, lambda p: em_weights(p).tolist(), capsys)
+
+
+def test_mixture_weights_cases_are_fair():
+    # The optimum is a real optimum (no weight may move without cost: the KKT conditions), one
+    # case has a weight of 0 and one has exact zeros; and each typical mistake costs more than
+    # the tolerance, so that it cannot pass.
+    cases = ch01._mixture_cases()
+    assert any(em_weights(p, 5_000).min() < 1e-3 for p in cases)
+    assert any((p == 0).any() for p in cases)
+    for probs in cases:
+        best = em_weights(probs, 5_000)
+        gradient = (probs / (best @ probs)).mean(axis=1)   # d mean ln(mixture) / d weight
+        assert np.allclose(gradient[best > 1e-3], 1, atol=1e-6) and (gradient <= 1 + 1e-6).all()
+        optimum = mixture_bits(best, probs)
+        K = len(probs)
+        for wrong in (np.full(K, 1 / K), em_weights(probs, 1), probs.mean(1) / probs.mean(1).sum()):
+            assert mixture_bits(wrong, probs) > optimum + 5 * ch01.MIXTURE_TOLERANCE_BITS
+
+
+def one_hot_best(probs):
+    with np.errstate(divide="ignore"):
+        alone = [-np.mean(np.log(p)) for p in probs]
+    return np.eye(len(probs))[int(np.argmin(alone))]
+
+
+@pytest.mark.parametrize("func, hint", [
+    (lambda p: np.full(len(p), 1 / len(p)), "equal weights"),
+    (one_hot_best, "single best model"),
+    (lambda p: em_weights(p, steps=1), "one step of EM"),
+    (lambda p: p.mean(axis=1) / p.mean(axis=1).sum(), "average probability"),
+    (lambda p: 2 * em_weights(p), "must sum to 1"),
+    (lambda p: np.r_[1.5, -0.5, np.zeros(len(p) - 2)], "negative"),
+    (lambda p: em_weights(p) @ p, "one weight per model"),
+    (lambda p: em_weights(p)[:-1], "one per model"),
+    (lambda p: np.full(len(p), np.nan), "nan"),
+    (lambda p: np.r_[0.2, 0.8, np.zeros(len(p) - 2)], "Minimise the mixture"),
+    (lambda p: None, "forget `return`"),
+    (lambda p: "abc", "expected an array"),
+    (lambda: 1.0, "TypeError"),
+    (raises, "ZeroDivisionError"),
+])
+def test_mixture_weights_recognises_typical_mistakes(func, hint, capsys):
+    v = verdict_of(ch01.check_mixture_weights, func, capsys)
+    assert not v and hint in v.message, v.message
+
+
+def test_mixture_weights_do_not_touch_the_callers_array(capsys):
+    def in_place(p):
+        p /= 2  # a careless student function that modifies its input
+        return em_weights(p * 2)
+    assert verdict_of(ch01.check_mixture_weights, in_place, capsys)
+    assert all(p.max() <= 1 for p in ch01._mixture_cases())
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_mixture_weights_never_raises_on_junk(junk, capsys):
+    assert not verdict_of(ch01.check_mixture_weights, junk, capsys)

@@ -22,8 +22,9 @@ CONTEXT_ALPHABET, CONTEXT_ORDER = 27, 5  # a character 5-gram over a-z and space
 ENTROPY_SOURCE = dict(lag=3, n_countries=2, n_fillers=2, stickiness=0.75, fidelity=0.9)
 
 __all__ = ["check_add_one_bigram", "check_perplexity", "check_temperature", "check_context_count",
-           "check_seen_contexts", "check_entropy_rate", "TINY_CORPUS", "BIGRAM_QUERY", "CONTEXT_ALPHABET", "CONTEXT_ORDER",
-           "ENTROPY_SOURCE"]
+           "check_seen_contexts", "check_entropy_rate", "check_mixture_weights", "TINY_CORPUS",
+           "BIGRAM_QUERY", "CONTEXT_ALPHABET", "CONTEXT_ORDER", "ENTROPY_SOURCE",
+           "MIXTURE_TOLERANCE_BITS"]
 
 
 # -- exercise: add-one bigram probability by hand -------------------------------------------
@@ -342,3 +343,122 @@ def check_entropy_rate(answer) -> str:
                          otherwise="Add up the entropy of each position of a sentence given what came before "
                                    "(country, first filler, each further filler, language), then divide by the "
                                    "sentence length.")
+
+
+# -- exercise: interpolating the orders (mixture weights chosen on held-out text) -----------
+MIXTURE_TOLERANCE_BITS = 1e-3  # how far above the best mixture's cross-entropy an answer may be
+
+
+def _mixture_cases() -> list[np.ndarray]:
+    """Per-token probabilities ``(K, T)`` of K made-up models, each good on other tokens,
+    built from a fixed seed. The second case has a useless model (its best weight is 0); the
+    third has exact zeros, as a maximum-likelihood n-gram gives to an unseen n-gram."""
+    rng = np.random.default_rng(2024)
+    T = 2_000
+    sharp = np.where(rng.random(T) < 0.7, rng.uniform(0.4, 0.9, T), rng.uniform(0.001, 0.02, T))
+    broad = rng.uniform(0.05, 0.25, T)
+    case1 = np.stack([sharp, broad])
+    useless = np.full(T, 1e-3)
+    middle = np.where(rng.random(T) < 0.5, rng.uniform(0.2, 0.6, T), rng.uniform(0.01, 0.05, T))
+    case2 = np.stack([broad, sharp, useless, middle])
+    unigram = rng.uniform(0.02, 0.1, T)
+    seen = rng.random((4, T)) < np.array([[0.95], [0.8], [0.6], [0.4]])
+    seen[:, :20] = False  # tokens that only the first model can explain
+    confident = np.where(seen, rng.uniform(0.1, 0.95, (4, T)), 0.0)
+    case3 = np.vstack([unigram, confident])
+    return [case1, case2, case3]
+
+
+def _mixture_bits(weights: np.ndarray, probs: np.ndarray) -> float:
+    with np.errstate(divide="ignore"):
+        return float(-np.mean(np.log2(weights @ probs)))
+
+
+def _em_weights(probs: np.ndarray, steps: int, start: np.ndarray | None = None) -> np.ndarray:
+    """Expectation-maximisation for mixture weights: each weight becomes the average share of
+    the mixture's probability that its model contributed. Never increases the cross-entropy."""
+    K = probs.shape[0]
+    weights = np.full(K, 1 / K) if start is None else start
+    for _ in range(steps):
+        weights = (weights[:, None] * probs / (weights @ probs)).mean(axis=1)
+    return weights
+
+
+def _best_weights(probs: np.ndarray) -> np.ndarray:
+    return _em_weights(probs, steps=5_000)
+
+
+def _weights_of(result, K: int, T: int) -> np.ndarray:
+    if result is None:
+        raise Wrong("your function returned None: did you forget `return`?")
+    if hasattr(result, "detach"):
+        result = result.detach().cpu().numpy()
+    try:
+        arr = np.asarray(result, dtype=float)
+    except (TypeError, ValueError):
+        raise Wrong(f"expected an array of {K} weights, one per model, got {type(result).__name__}.") from None
+    if arr.shape == (T,) or arr.shape == (K, T):
+        raise Wrong(f"you returned an array of shape {arr.shape}; return one weight per model (a row of "
+                    f"probs), an array of shape ({K},).")
+    if arr.shape != (K,):
+        raise Wrong(f"expected an array of {K} weights, one per model (probs has shape ({K}, {T})), got "
+                    f"shape {arr.shape}.")
+    if not np.isfinite(arr).all():
+        raise Wrong(f"your weights contain nan or inf ({np.round(arr, 4).tolist()}). Probabilities can be "
+                    "exactly 0 (a maximum-likelihood n-gram gives 0 to an n-gram it never saw): never divide "
+                    "by or take the log of one model's probability alone; the mixture is positive.")
+    return arr
+
+
+def _mixture_variants(probs: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    K = probs.shape[0]
+    one_hot = np.eye(K)[int(np.argmin([_mixture_bits(np.eye(K)[k], probs) for k in range(K)]))]
+    with np.errstate(divide="ignore"):
+        alone = 2.0 ** np.mean(np.log2(probs), axis=1)  # each model's geometric-mean probability
+    return [
+        (np.full(K, 1 / K), "equal weights give a valid mixture, but not the best one: choose the weights "
+                            "that minimise the mixture's cross-entropy on probs."),
+        (one_hot, "you put all the weight on the single best model; a mixture of the models does better "
+                  "than any one of them."),
+        (_em_weights(probs, steps=1), "that looks like one step of EM from equal weights: repeat the "
+                                      "update until the weights stop changing."),
+        (probs.mean(axis=1) / probs.mean(axis=1).sum(), "weights proportional to each model's average "
+                                                        "probability are a heuristic: optimise the "
+                                                        "mixture's cross-entropy itself."),
+        (alone / alone.sum(), "weights proportional to how well each model does alone are a heuristic: "
+                              "optimise the mixture's cross-entropy itself."),
+    ]
+
+
+@checker
+def check_mixture_weights(mixture_weights) -> str:
+    """``mixture_weights(probs)``: probs a (K, T) array, ``probs[k, t]`` the probability model k
+    gave token t; returns K weights >= 0 that sum to 1 and minimise the cross-entropy
+    ``-mean_t log2(sum_k weights[k] * probs[k, t])`` of the mixture, to within
+    :data:`MIXTURE_TOLERANCE_BITS` bits per token."""
+    require_function(mixture_weights)
+    for probs in _mixture_cases():
+        K, T = probs.shape
+        weights = _weights_of(call(mixture_weights, probs.copy()), K, T)
+        shown = np.round(weights, 4).tolist()
+        if (weights < -1e-9).any():
+            raise Wrong(f"for a case with {K} models you returned the weights {shown}: a weight is negative, "
+                        "and a negative weight can make the mixture's probability negative. Keep every "
+                        "weight >= 0 (for example, write weights = softmax(logits), or use EM).")
+        if not math.isclose(weights.sum(), 1, rel_tol=0, abs_tol=1e-6):
+            raise Wrong(f"for a case with {K} models your weights {shown} sum to {weights.sum():.6g}; they must "
+                        "sum to 1, or the mixture is not a probability distribution.")
+        best = _best_weights(probs)
+        ours, optimum = _mixture_bits(weights, probs), _mixture_bits(best, probs)
+        if ours <= optimum + MIXTURE_TOLERANCE_BITS:
+            continue
+        where = (f"for a case with {K} models your weights {shown} give {ours:.4f} bits per token, the best "
+                 f"weights {np.round(best, 4).tolist()} give {optimum:.4f}")
+        for wrong, hint in _mixture_variants(probs):
+            if _mixture_bits(wrong, probs) > optimum + MIXTURE_TOLERANCE_BITS \
+                    and np.allclose(weights, wrong, rtol=0, atol=1e-4):
+                raise Wrong(f"{where}: {hint}")
+        raise Wrong(f"{where}. Minimise the mixture's cross-entropy over weights >= 0 that sum to 1, for "
+                    "example with EM (weights[k] <- mean over t of weights[k] * probs[k, t] / mixture[t]).")
+    return (f"your weights are within {MIXTURE_TOLERANCE_BITS:g} bits per token of the best mixture on every "
+            "case, including one where a model deserves no weight and one with exact zeros.")
