@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from seqbook.exercises.ch02 import (DECAY, SHARING, check_clip_by_global_norm, check_decay_steps,
+from seqbook.exercises.ch02 import (DECAY, SHARING, check_bptt, check_clip_by_global_norm, check_decay_steps,
                                     check_parameter_counts, check_step_jacobian, check_vanishing_gradient)
 
 
@@ -156,3 +156,101 @@ def test_decay_steps():
     _fails_with(check_decay_steps("sixty"), "as a Python number")
     assert check_decay_steps(str(k))  # text that reads as a number is taken as one
     _fails_with(check_decay_steps(None), "placeholder")
+
+
+# -- backpropagation through time by hand ----------------------------------------------------------
+def right_bptt(rnn, X, dL_dh):
+    batch, steps, _ = X.shape
+    h = X.new_zeros(batch, rnn.hidden_size)
+    previous, slopes = [], []
+    for t in range(steps):
+        previous.append(h)
+        h = torch.tanh(X[:, t] @ rnn.W_xh + h @ rnn.W_hh + rnn.b_h)
+        slopes.append(1 - h ** 2)
+    dW_xh, dW_hh, db_h = (torch.zeros_like(p) for p in (rnn.W_xh, rnn.W_hh, rnn.b_h))
+    delta_next = torch.zeros_like(h)
+    for t in reversed(range(steps)):
+        delta = (dL_dh[:, t] + delta_next @ rnn.W_hh.T) * slopes[t]
+        dW_xh += X[:, t].T @ delta
+        dW_hh += previous[t].T @ delta
+        db_h += delta.sum(0)
+        delta_next = delta
+    return dW_xh, dW_hh, db_h
+
+
+def _variant(**changes):
+    """right_bptt with one typical mistake."""
+    def bptt(rnn, X, dL_dh):
+        batch, steps, _ = X.shape
+        h = X.new_zeros(batch, rnn.hidden_size)
+        previous, states, pre = [], [], []
+        for t in range(steps):
+            previous.append(h)
+            a = X[:, t] @ rnn.W_xh + h @ rnn.W_hh + rnn.b_h
+            h = torch.tanh(a)
+            states.append(h)
+            pre.append(a)
+        grads = [torch.zeros_like(p) for p in (rnn.W_xh, rnn.W_hh, rnn.b_h)]
+        delta_next = torch.zeros_like(h)
+        W_back = rnn.W_hh if changes.get("untransposed") else rnn.W_hh.T
+        for t in reversed(range(steps)):
+            g = dL_dh[:, t] + (0 if changes.get("no_recurrence") else delta_next @ W_back)
+            slope = (1.0 if changes.get("no_slope") else 1 - pre[t] ** 2 if changes.get("slope_of_a")
+                     else 1 - states[t] ** 2)
+            delta = g * slope
+            grads[0] += X[:, t].T @ delta
+            grads[1] += (states[t] if changes.get("h_t") else previous[t]).T @ delta
+            grads[2] = grads[2] + (delta if changes.get("bias_per_example") else delta.sum(0))
+            delta_next = delta
+        if changes.get("transposed"):
+            grads[1] = grads[1].T
+        if changes.get("average"):
+            grads = [g / batch for g in grads]
+        if changes.get("pytorch_layout"):
+            grads[0] = grads[0].T
+        return tuple(grads)
+    return bptt
+
+
+def _with_autograd(rnn, X, dL_dh):
+    outputs, _ = rnn(X)
+    return torch.autograd.grad((outputs * dL_dh).sum(), [rnn.W_xh, rnn.W_hh, rnn.b_h])
+
+
+def test_bptt_right():
+    assert check_bptt(right_bptt)
+    # the reference inside the checker is autograd, and the checker's own recursion agrees with it
+    from seqbook.exercises.ch02 import BPTT_CASES, _autograd_bptt, _bptt_case, _bptt_variant
+    for case in BPTT_CASES:
+        rnn, X, dL_dh = _bptt_case(**case)
+        for a, b in zip(_autograd_bptt(rnn, X, dL_dh), _bptt_variant(rnn, X, dL_dh)):
+            assert torch.allclose(a, b, atol=1e-12)
+
+
+@pytest.mark.parametrize("wrong,hint", [
+    (_variant(no_recurrence=True), "carry delta backwards"),
+    (_variant(untransposed=True), "not W_hh:"),
+    (_variant(no_slope=True), "slope of tanh"),
+    (_variant(slope_of_a=True), "not 1 - a_t^2"),
+    (_variant(h_t=True), "previous state h_{t-1}"),
+    (_variant(transposed=True), "transposed"),
+    (_variant(average=True), "average"),
+    (_variant(bias_per_example=True), "sum the bias gradient over the batch"),
+    (_variant(pytorch_layout=True), "not PyTorch's transposed one"),
+    (_with_autograd, "torch.no_grad()"),
+    (lambda rnn, X, d: None, "returned None"),
+    (lambda rnn, X, d: torch.zeros(3), "tuple of three tensors"),
+    (lambda rnn, X, d: (1.0, 2.0, 3.0), "three tensors, got float"),
+    (lambda rnn, X, d: tuple(torch.zeros_like(p) for p in (rnn.W_xh, rnn.W_hh, rnn.b_h)), "differ"),
+    (lambda rnn, X, d: X[5], "IndexError"),
+    ("bptt", "expected a function"),
+    (..., "placeholder"),
+])
+def test_bptt_mistakes(wrong, hint):
+    _fails_with(check_bptt(wrong), hint)
+
+
+def test_bptt_stub():
+    def stub(rnn, X, dL_dh):
+        raise NotImplementedError
+    _fails_with(check_bptt(stub), "placeholder")

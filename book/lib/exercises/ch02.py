@@ -14,14 +14,14 @@ import torch
 from ..rnn import RNNScratch
 from .core import Wrong, call, checker, close, match_typical, number, require_function
 
-# -- the data of the exercises (the notebook's text quotes them) ----------------------------
+# -- the data of the exercises (the chapter's exercise texts state these numbers) --------
 DIAGONAL, BPTT_STEPS, FLOAT32_STEPS = 0.5, 100, 150   # W_hh = 0.5 I, gradients through 100 / 150 steps
 SHARING = dict(input_size=67, hidden_size=128, steps=64)  # one-hot characters, 128 units, 64 steps
 DECAY = dict(scale=0.8, fraction=1e-6)                 # orthogonal W_hh scaled by 0.8; when below 1e-6?
 
 __all__ = ["check_vanishing_gradient", "check_parameter_counts", "check_step_jacobian",
-           "check_clip_by_global_norm", "check_decay_steps", "DIAGONAL", "BPTT_STEPS", "FLOAT32_STEPS",
-           "SHARING", "DECAY"]
+           "check_clip_by_global_norm", "check_decay_steps", "check_bptt", "DIAGONAL", "BPTT_STEPS",
+           "FLOAT32_STEPS", "SHARING", "DECAY", "BPTT_CASES"]
 
 
 # -- exercise: the classic 0.5^100, and what float32 does with 0.5^150 -----------------------
@@ -215,3 +215,135 @@ def check_decay_steps(answer) -> str:
         (math.log10(f) / math.log(s), "that mixes logarithm bases: use ln on both sides (or log10 on both)."),
         (f / (1 - s), "the norm shrinks by a factor 0.8 per step, geometrically, not by a fixed amount."),
     ], rel=1e-6, abs_=0.0, otherwise="Solve 0.8^k < 1e-6 for k with logarithms, then take the first whole k.")
+
+
+# -- exercise: backpropagation through time by hand ---------------------------------------------
+BPTT_CASES = [dict(batch=2, steps=6, input_size=3, hidden_size=4, seed=0),
+              dict(batch=3, steps=9, input_size=3, hidden_size=4, seed=1)]
+
+
+def _bptt_case(batch: int, steps: int, input_size: int, hidden_size: int, seed: int):
+    """A tanh RNNScratch in float64, inputs X (batch, steps, input) and the direct gradients
+    dL_t/dh_t (batch, steps, hidden), all drawn from ``seed``."""
+    gen = torch.Generator().manual_seed(seed)
+    rnn = RNNScratch(input_size, hidden_size, seed=seed).double()
+    with torch.no_grad():  # larger weights than the default, so that every term matters
+        for p in rnn.parameters():
+            p.mul_(2.0)
+    X = torch.randn(batch, steps, input_size, generator=gen, dtype=torch.float64)
+    dL_dh = torch.randn(batch, steps, hidden_size, generator=gen, dtype=torch.float64)
+    return rnn, X, dL_dh
+
+
+def _autograd_bptt(rnn, X, dL_dh):
+    """The right answer: autograd's gradient of L = sum_t <dL_dh[:, t], h_t>."""
+    outputs, _ = rnn(X)
+    loss = (outputs * dL_dh).sum()
+    return [g.detach() for g in torch.autograd.grad(loss, [rnn.W_xh, rnn.W_hh, rnn.b_h])]
+
+
+def _bptt_variant(rnn, X, dL_dh, mistake: str | None = None):
+    """The backward recursions, right (``mistake=None``) or with one typical mistake."""
+    W_xh, W_hh, b_h = (p.detach() for p in (rnn.W_xh, rnn.W_hh, rnn.b_h))
+    batch, steps, _ = X.shape
+    h = X.new_zeros(batch, W_hh.shape[0])
+    previous, states, pre = [], [], []
+    for t in range(steps):
+        previous.append(h)
+        a = X[:, t] @ W_xh + h @ W_hh + b_h
+        h = torch.tanh(a)
+        states.append(h)
+        pre.append(a)
+    grads = [torch.zeros_like(W_xh), torch.zeros_like(W_hh), torch.zeros_like(b_h)]
+    delta_next = torch.zeros_like(h)
+    for t in reversed(range(steps)):
+        back = delta_next @ (W_hh if mistake == "W_hh not transposed" else W_hh.T)
+        g = dL_dh[:, t] + (0 if mistake == "no recurrence" else back)
+        slope = {"no slope": 1.0, "slope of a": 1 - pre[t] ** 2}.get(mistake, 1 - states[t] ** 2)
+        delta = g * slope
+        grads[0] += X[:, t].T @ delta
+        grads[1] += (states[t] if mistake == "h_t not h_{t-1}" else previous[t]).T @ delta
+        grads[2] += delta.sum(0)
+        delta_next = delta
+    return grads
+
+
+_BPTT_HINTS = {
+    "no recurrence": "the gradient stops at each step's own loss. g_t = dL_t/dh_t + delta_{t+1} W_hh^T: "
+                     "h_t also affects every later loss through a_{t+1}, so carry delta backwards from t = T.",
+    "W_hh not transposed": "the recurrence sends delta_{t+1} back through W_hh^T, not W_hh: with row vectors "
+                           "a_{t+1} = ... + h_t W_hh, so dL/dh_t = delta_{t+1} W_hh^T.",
+    "no slope": "delta_t = g_t * tanh'(a_t): the slope of tanh, 1 - h_t^2, is missing.",
+    "slope of a": "tanh'(a) = 1 - tanh(a)^2 = 1 - h_t^2, not 1 - a_t^2.",
+    "h_t not h_{t-1}": "dL/dW_hh = sum_t h_{t-1}^T delta_t: a_t is computed from the previous state h_{t-1} "
+                       "(h_0 = 0), not from h_t.",
+}
+
+
+def _as_three(got):
+    if got is None:
+        raise Wrong("your function returned None: return the tuple (dW_xh, dW_hh, db_h).")
+    if isinstance(got, torch.Tensor) or not isinstance(got, (tuple, list)) or len(got) != 3:
+        raise Wrong(f"expected a tuple of three tensors (dW_xh, dW_hh, db_h), got {type(got).__name__}"
+                    + (f" of length {len(got)}" if isinstance(got, (tuple, list)) else "") + ".")
+    if not all(isinstance(g, torch.Tensor) for g in got):
+        raise Wrong("expected (dW_xh, dW_hh, db_h) to be three tensors, got "
+                    f"{', '.join(type(g).__name__ for g in got)}.")
+    return [g.detach() for g in got]
+
+
+def _all_close(got, want) -> bool:
+    return all(g.shape == w.shape and torch.allclose(g.double(), w, rtol=1e-4, atol=1e-6)
+               for g, w in zip(got, want))
+
+
+@checker
+def check_bptt(bptt) -> str:
+    """``bptt(rnn, X, dL_dh)`` -> ``(dW_xh, dW_hh, db_h)`` for a tanh :class:`RNNScratch` started from
+    h_0 = 0, where ``dL_dh[:, t]`` is the direct gradient dL_t/dh_t, computed from the recursions
+    (the checker calls it under ``torch.no_grad()``, so autograd cannot do the work)."""
+    require_function(bptt)
+    names = ("dW_xh", "dW_hh", "db_h")
+    for case in BPTT_CASES:
+        rnn, X, dL_dh = _bptt_case(**case)
+        right = _autograd_bptt(rnn, X, dL_dh)
+        try:
+            with torch.no_grad():
+                got = call(bptt, rnn, X.clone(), dL_dh.clone())
+        except RuntimeError as e:
+            if "does not require grad" in str(e) or "grad_fn" in str(e):
+                raise Wrong("the checker runs your function under torch.no_grad(), so autograd has no "
+                            "graph to differentiate: compute the gradients with the two recursions "
+                            "g_t = dL_t/dh_t + delta_{t+1} W_hh^T and delta_t = g_t * tanh'(a_t).") from None
+            raise
+        got = _as_three(got)
+        for name, g, w in zip(names, got, right):
+            if g.shape != w.shape:
+                like = {"dW_xh": "rnn.W_xh", "dW_hh": "rnn.W_hh", "db_h": "rnn.b_h"}[name]
+                extra = (" (sum the bias gradient over the batch too)" if name == "db_h" and g.dim() == 2
+                         else " (the book's layout, not PyTorch's transposed one)" if g.shape == w.T.shape
+                         else "")
+                raise Wrong(f"expected {name} of shape {tuple(w.shape)}, like {like}, got "
+                            f"{tuple(g.shape)}{extra}.")
+        if _all_close(got, right):
+            continue
+        for mistake, hint in _BPTT_HINTS.items():
+            if _all_close(got, _bptt_variant(rnn, X, dL_dh, mistake)):
+                raise Wrong(hint)
+        if _all_close([got[0], got[1].T, got[2]], right):
+            raise Wrong("dW_hh comes out transposed: with row vectors the gradient of h_{t-1} W_hh "
+                        "is the sum of h_{t-1}^T delta_t (previous state as a column, delta as a row).")
+        if _all_close([g * X.shape[0] for g in got], right) or _all_close(
+                [g * X.shape[0] * X.shape[1] for g in got], right):
+            raise Wrong("your gradients are an average; L is the sum of the per-step losses over "
+                        "the batch and the steps, so sum the outer products, do not average them.")
+        wrong = [name for name, g, w in zip(names, got, right)
+                 if not torch.allclose(g.double(), w, rtol=1e-4, atol=1e-6)]
+        raise Wrong(f"for a batch of {case['batch']} sequences of {case['steps']} steps, "
+                    f"{', '.join(wrong)} differ{'s' if len(wrong) == 1 else ''} from autograd's "
+                    f"(largest difference {max(float((g.double() - w).abs().max()) for g, w in zip(got, right)):.3g}). "
+                    "Go backwards from t = T with delta_{T+1} = 0: g_t = dL_t/dh_t + delta_{t+1} W_hh^T, "
+                    "delta_t = g_t * (1 - h_t^2), and add x_t^T delta_t, h_{t-1}^T delta_t and delta_t "
+                    "(summed over the batch) to the three gradients.")
+    return ("your backward pass matches autograd's gradients of W_xh, W_hh and b_h: "
+            "backpropagation through time is these two recursions and three sums.")
