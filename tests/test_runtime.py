@@ -21,3 +21,15 @@ def test_progress_wraps_and_can_be_silenced(monkeypatch, capsys):
     monkeypatch.setenv("SEQBOOK_QUIET", "0")
     assert sum(progress(range(3), desc="counting")) == 3
     assert "counting" in capsys.readouterr().err
+
+
+def test_a_cuda_device_computes_in_full_float32(monkeypatch):
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        monkeypatch.setenv("SEQBOOK_DEVICE", "cuda")        # no GPU needed to pick it by name
+        assert pick_device().type == "cuda"
+        assert torch.backends.cuda.matmul.allow_tf32 is False
+        assert torch.backends.cudnn.allow_tf32 is False
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
