@@ -17,6 +17,7 @@ text and the library cannot drift apart. Modules are small and named for one ide
 - :mod:`seqbook.gated`        the LSTM and GRU from their equations (equal to PyTorch's), gate-bias helpers
 - :mod:`seqbook.long_lag`     the adding problem (Hochreiter & Schmidhuber 1997, experiment 4)
 - :mod:`seqbook.bidirectional` bidirectional and stacked layers, and the "negation comes later" task
+- :mod:`seqbook.transformer`  the Transformer (attention: :mod:`seqbook.multihead`; positions: :mod:`seqbook.positions`)
 - :mod:`seqbook.plotting`     heatmaps, loss curves, animations for the website
 - :mod:`seqbook.interactive`  a widget in a live kernel, a static twin elsewhere
 - :mod:`seqbook.exercises`    checkers for the exercises of every chapter

@@ -1,0 +1,356 @@
+"""The Transformer of Vaswani et al. (2017): layers and the encoder-decoder, from the equations.
+
+An encoder layer is self-attention then a position-wise feed-forward network; a decoder layer
+is causal (masked) self-attention, attention over the encoder's output, then the feed-forward
+network. Each sublayer has a residual connection and LayerNorm, post-norm as in the paper::
+
+    x = LayerNorm(x + Dropout(Sublayer(x)))
+
+``norm_first=True`` gives the pre-norm variant ``x = x + Dropout(Sublayer(LayerNorm(x)))``
+(Xiong et al. 2020), which keeps an un-normalised path from input to output and trains deep
+stacks without learning-rate warm-up; a pre-norm stack ends with one more LayerNorm.
+:class:`EncoderLayer` and :class:`DecoderLayer` have ``from_torch`` for PyTorch's
+``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer`` (``batch_first=True``, ReLU).
+
+:class:`Transformer` is a translation model with the book's interface (INTERFACES: ``forward(src,
+src_lengths, tgt_in) -> logits``, ``next_log_probs_fn(src_ids)`` for ``seqbook.decoding``).
+Token embeddings are multiplied by ``sqrt(d_model)`` as in the paper, then a positions module
+(:mod:`seqbook.positions`: sinusoidal, learned or none) adds where each token is.
+
+Attention itself (masks, :func:`scaled_dot_product_attention`, :class:`MultiHeadAttention`) lives
+in :mod:`seqbook.multihead` and is re-exported here. Layers draw their parameters from PyTorch's
+global generator (``torch.manual_seed`` fixes them); :class:`Transformer` takes a ``seed`` and
+leaves the global generator untouched.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .multihead import (MultiHeadAttention, _check_float, _dropout_p, _positive_int, _shape,
+                        causal_mask, padding_mask, scaled_dot_product_attention)
+from .positions import make_positions
+from .seeding import _check_seed
+
+__all__ = ["PAD", "causal_mask", "padding_mask", "scaled_dot_product_attention",
+           "MultiHeadAttention", "PositionwiseFeedForward", "EncoderLayer", "DecoderLayer",
+           "Encoder", "Decoder", "Transformer"]
+
+PAD = 0  # the padding id of every translation vocabulary (seqbook.translation.PAD)
+
+
+def _check_ids(ids, name: str, dims: int = 2) -> torch.Tensor:
+    expected = "(batch, time)" if dims == 2 else "(time,)"
+    if not isinstance(ids, torch.Tensor):
+        raise TypeError(f"expected {name} as an int64 tensor of shape {expected}, got {_shape(ids)}")
+    if ids.dim() != dims or ids.shape[-1] == 0:
+        raise ValueError(f"expected {name} of shape {expected} with at least one token, "
+                         f"got {tuple(ids.shape)}")
+    if ids.dtype != torch.int64:
+        raise TypeError(f"expected {name} of dtype torch.int64 (token ids), got {ids.dtype}")
+    return ids
+
+
+# -- layers ---------------------------------------------------------------------------------
+class PositionwiseFeedForward(nn.Module):
+    """``FFN(x) = max(0, x W_1 + b_1) W_2 + b_2``, the same two-layer network at every position:
+    ``(batch, time, d_model) -> (batch, time, d_model)`` through ``d_ff`` hidden units."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.linear1 = nn.Linear(_positive_int(d_model, "d_model"), _positive_int(d_ff, "d_ff"))
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(_dropout_p(dropout))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear2(self.dropout(torch.relu(self.linear1(x))))
+
+
+def _check_torch_layer(module, kind: type) -> None:
+    if not isinstance(module, kind):
+        raise TypeError(f"expected an nn.{kind.__name__}, got {type(module).__name__}")
+    relu = getattr(module, "activation_relu_or_gelu", 0) == 1 or module.activation is F.relu
+    problems = [what for what, bad in (("activation='relu'", not relu),
+                                       ("batch_first=True", not module.self_attn.batch_first),
+                                       ("bias=True", module.linear1.bias is None)) if bad]
+    if problems:
+        raise ValueError(f"expected a layer built with {', '.join(problems)}")
+
+
+def _copy_from_torch(layer: nn.Module, module: nn.Module, norms) -> nn.Module:
+    """Copy the feed-forward weights and the LayerNorms of a PyTorch layer into ``layer``."""
+    ref = module.self_attn.in_proj_weight
+    layer = layer.to(device=ref.device, dtype=ref.dtype)
+    with torch.no_grad():
+        for name in ("linear1", "linear2"):
+            getattr(layer.ffn, name).load_state_dict(getattr(module, name).state_dict())
+        for name in norms:
+            getattr(layer, name).load_state_dict(getattr(module, name).state_dict())
+            getattr(layer, name).eps = getattr(module, name).eps
+    return layer
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention, then the feed-forward network, each with a residual connection and
+    LayerNorm: ``x (batch, time, d_model) -> (batch, time, d_model)``."""
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
+                 norm_first: bool = False):
+        super().__init__()
+        self.d_model, self.norm_first = d_model, bool(norm_first)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.ffn = PositionwiseFeedForward(d_model, d_ff, dropout)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(_dropout_p(dropout))
+
+    @classmethod
+    def from_torch(cls, module: nn.TransformerEncoderLayer) -> "EncoderLayer":
+        """A copy of a batch-first ``nn.TransformerEncoderLayer`` with ReLU (either norm order)."""
+        _check_torch_layer(module, nn.TransformerEncoderLayer)
+        sa = module.self_attn
+        layer = cls(sa.embed_dim, sa.num_heads, module.linear1.out_features, module.dropout.p,
+                    module.norm_first)
+        layer.self_attn = MultiHeadAttention.from_torch(sa)
+        return _copy_from_torch(layer, module, ("norm1", "norm2"))
+
+    def forward(self, x, key_padding_mask=None, return_attention: bool = False):
+        """``x (batch, time, d_model)``, ``key_padding_mask (batch, time)`` True at padding.
+        With ``return_attention=True`` also the weights ``(batch, heads, time, time)``."""
+        x = _check_float(x, f"(batch, time, {self.d_model})", self.d_model, "x")
+        if self.norm_first:
+            h = self.norm1(x)
+            a, weights = self.self_attn(h, h, h, key_padding_mask)
+            x = x + self.dropout(a)
+            x = x + self.dropout(self.ffn(self.norm2(x)))
+        else:
+            a, weights = self.self_attn(x, x, x, key_padding_mask)
+            x = self.norm1(x + self.dropout(a))
+            x = self.norm2(x + self.dropout(self.ffn(x)))
+        return (x, weights) if return_attention else x
+
+
+class DecoderLayer(nn.Module):
+    """Causal self-attention, attention over the encoder's output (``memory``), then the
+    feed-forward network, each with a residual connection and LayerNorm."""
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
+                 norm_first: bool = False):
+        super().__init__()
+        self.d_model, self.norm_first = d_model, bool(norm_first)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.ffn = PositionwiseFeedForward(d_model, d_ff, dropout)
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
+        self.dropout = nn.Dropout(_dropout_p(dropout))
+
+    @classmethod
+    def from_torch(cls, module: nn.TransformerDecoderLayer) -> "DecoderLayer":
+        """A copy of a batch-first ``nn.TransformerDecoderLayer`` with ReLU (either norm order);
+        its ``multihead_attn`` becomes ``cross_attn``."""
+        _check_torch_layer(module, nn.TransformerDecoderLayer)
+        sa = module.self_attn
+        layer = cls(sa.embed_dim, sa.num_heads, module.linear1.out_features, module.dropout.p,
+                    module.norm_first)
+        layer.self_attn = MultiHeadAttention.from_torch(sa)
+        layer.cross_attn = MultiHeadAttention.from_torch(module.multihead_attn)
+        return _copy_from_torch(layer, module, ("norm1", "norm2", "norm3"))
+
+    def forward(self, x, memory, memory_key_padding_mask=None, causal: bool = True,
+                tgt_key_padding_mask=None, return_attention: bool = False):
+        """``x (batch, tgt_len, d_model)``, ``memory (batch, src_len, d_model)``; masks True at
+        padding; ``causal=True`` (the default) hides later target positions. With
+        ``return_attention=True`` also ``{"self": (batch, heads, tgt_len, tgt_len),
+        "cross": (batch, heads, tgt_len, src_len)}``."""
+        x = _check_float(x, f"(batch, tgt_len, {self.d_model})", self.d_model, "x")
+        memory = _check_float(memory, f"(batch, src_len, {self.d_model})", self.d_model, "memory")
+        if memory.shape[0] != x.shape[0]:
+            raise ValueError(f"expected memory of shape ({x.shape[0]}, src_len, {self.d_model}), "
+                             f"got {tuple(memory.shape)}")
+        if self.norm_first:
+            h = self.norm1(x)
+            a, self_w = self.self_attn(h, h, h, tgt_key_padding_mask, causal)
+            x = x + self.dropout(a)
+            a, cross_w = self.cross_attn(self.norm2(x), memory, memory, memory_key_padding_mask)
+            x = x + self.dropout(a)
+            x = x + self.dropout(self.ffn(self.norm3(x)))
+        else:
+            a, self_w = self.self_attn(x, x, x, tgt_key_padding_mask, causal)
+            x = self.norm1(x + self.dropout(a))
+            a, cross_w = self.cross_attn(x, memory, memory, memory_key_padding_mask)
+            x = self.norm2(x + self.dropout(a))
+            x = self.norm3(x + self.dropout(self.ffn(x)))
+        return (x, {"self": self_w, "cross": cross_w}) if return_attention else x
+
+
+# -- stacks ---------------------------------------------------------------------------------
+class _Stack(nn.Module):
+    """Embedding times sqrt(d_model), plus positions, dropout, then ``num_layers`` layers."""
+
+    layer_class: type = nn.Module
+
+    def __init__(self, vocab_size: int, d_model: int = 64, num_heads: int = 4, d_ff: int = 256,
+                 num_layers: int = 2, dropout: float = 0.1, positions: str = "sinusoidal",
+                 max_len: int = 256, norm_first: bool = False):
+        super().__init__()
+        self.vocab_size, self.d_model = _positive_int(vocab_size, "vocab_size"), d_model
+        self.embedding = nn.Embedding(vocab_size, _positive_int(d_model, "d_model"))
+        # With N(0, 1/d_model) entries the scaled embedding has unit-variance entries, the
+        # scale of the sine/cosine signal added to it (as in the paper's tied embeddings).
+        nn.init.normal_(self.embedding.weight, std=d_model ** -0.5)
+        self.positions = make_positions(positions, d_model, max_len)
+        self.dropout = nn.Dropout(_dropout_p(dropout))
+        self.layers = nn.ModuleList(self.layer_class(d_model, num_heads, d_ff, dropout, norm_first)
+                                    for _ in range(_positive_int(num_layers, "num_layers")))
+        self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        """``ids (batch, time)`` -> ``dropout(E[ids] * sqrt(d_model) + P[:time])``."""
+        ids = _check_ids(ids, "token ids")
+        if int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size:
+            raise ValueError(f"expected token ids in [0, {self.vocab_size}), got values from "
+                             f"{int(ids.min())} to {int(ids.max())}")
+        return self.dropout(self.positions(self.embedding(ids) * math.sqrt(self.d_model)))
+
+
+class Encoder(_Stack):
+    """``src (batch, src_len)`` ids -> ``memory (batch, src_len, d_model)``."""
+
+    layer_class = EncoderLayer
+
+    def forward(self, src, key_padding_mask=None, return_attention: bool = False):
+        """With ``return_attention=True`` also a list (one per layer) of
+        ``(batch, heads, src_len, src_len)`` weights."""
+        x, maps = self.embed(src), []
+        for layer in self.layers:
+            x, weights = layer(x, key_padding_mask, return_attention=True)
+            maps.append(weights)
+        x = self.final_norm(x)
+        return (x, maps) if return_attention else x
+
+
+class Decoder(_Stack):
+    """``tgt_in (batch, tgt_len)`` ids and ``memory`` -> states ``(batch, tgt_len, d_model)``."""
+
+    layer_class = DecoderLayer
+
+    def forward(self, tgt_in, memory, memory_key_padding_mask=None,
+                return_attention: bool = False):
+        """With ``return_attention=True`` also a list (one per layer) of dicts ``{"self":
+        (batch, heads, tgt_len, tgt_len), "cross": (batch, heads, tgt_len, src_len)}``.
+        Right padding of ``tgt_in`` needs no mask: the causal mask already hides every later
+        position, padding included, from each real position."""
+        x, maps = self.embed(tgt_in), []
+        for layer in self.layers:
+            x, weights = layer(x, memory, memory_key_padding_mask, return_attention=True)
+            maps.append(weights)
+        x = self.final_norm(x)
+        return (x, maps) if return_attention else x
+
+
+# -- the translation model -----------------------------------------------------------------
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer for translation (the book's model interface).
+
+    ``positions`` is ``"sinusoidal"`` (the paper's), ``"learned"`` or ``"none"``, the same kind
+    for encoder and decoder (each has its own table when learned). ``tie_output=True`` shares
+    the decoder's embedding matrix with the output projection, as the paper does. ``seed``
+    makes the initial parameters reproducible without touching the global generator.
+    """
+
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_model: int = 64,
+                 num_heads: int = 4, d_ff: int = 256, num_layers: int = 2, dropout: float = 0.1,
+                 positions: str = "sinusoidal", max_len: int = 256, norm_first: bool = False,
+                 tie_output: bool = False, seed: int | None = None):
+        super().__init__()
+        self.config = dict(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
+                           d_model=d_model, num_heads=num_heads, d_ff=d_ff,
+                           num_layers=num_layers, dropout=dropout, positions=positions,
+                           max_len=max_len, norm_first=norm_first, tie_output=tie_output)
+        shared = dict(d_model=d_model, num_heads=num_heads, d_ff=d_ff, num_layers=num_layers,
+                      dropout=dropout, positions=positions, max_len=max_len, norm_first=norm_first)
+        with torch.random.fork_rng(devices=[], enabled=seed is not None):
+            if seed is not None:
+                torch.manual_seed(_check_seed(seed))
+            self.encoder = Encoder(src_vocab_size, **shared)
+            self.decoder = Decoder(tgt_vocab_size, **shared)
+            self.output = nn.Linear(d_model, tgt_vocab_size)
+        if tie_output:
+            self.output.weight = self.decoder.embedding.weight
+
+    def _device(self) -> torch.device:
+        return self.output.weight.device
+
+    def encode(self, src, src_lengths=None, return_attention: bool = False):
+        """``src (batch, src_len)`` -> ``(memory (batch, src_len, d_model), src_padding
+        (batch, src_len) True at padding)``; padding from ``src_lengths`` when given, else
+        where ``src == PAD``. With ``return_attention=True`` also the encoder's maps."""
+        src = _check_ids(src, "src")
+        if src_lengths is None:
+            src_padding = src == PAD
+        else:
+            if not isinstance(src_lengths, torch.Tensor) or tuple(src_lengths.shape) != src.shape[:1]:
+                raise ValueError(f"expected src_lengths of shape ({src.shape[0]},), "
+                                 f"got {_shape(src_lengths)}")
+            src_padding = padding_mask(src_lengths.to(src.device), src.shape[1])
+        memory, maps = self.encoder(src, src_padding, return_attention=True)
+        return (memory, src_padding, maps) if return_attention else (memory, src_padding)
+
+    def decode(self, tgt_in, memory, src_padding=None, return_attention: bool = False):
+        """``tgt_in (batch, tgt_len)`` and the encoder's output -> logits
+        ``(batch, tgt_len, tgt_vocab_size)`` (and the decoder's maps if asked)."""
+        states, maps = self.decoder(tgt_in, memory, src_padding, return_attention=True)
+        logits = self.output(states)
+        return (logits, maps) if return_attention else logits
+
+    def forward(self, src, src_lengths, tgt_in):
+        """Teacher forcing: ``src (batch, src_len)``, ``src_lengths (batch,)`` (or None: padding
+        where ``src == PAD``), ``tgt_in (batch, tgt_len)`` -> logits ``(batch, tgt_len, |V_tgt|)``."""
+        tgt_in = _check_ids(tgt_in, "tgt_in")
+        if tgt_in.shape[0] != _check_ids(src, "src").shape[0]:
+            raise ValueError(f"expected tgt_in with the batch size of src ({src.shape[0]}), "
+                             f"got {tuple(tgt_in.shape)}")
+        memory, src_padding = self.encode(src, src_lengths)
+        return self.decode(tgt_in, memory, src_padding)
+
+    def next_log_probs_fn(self, src_ids):
+        """For ONE source sentence ``src_ids (src_len,)``: the function ``next_log_probs(
+        prefixes (k, t)) -> (k, |V_tgt|)`` log-probabilities of the next token after each prefix
+        (prefixes start with <bos>), for ``seqbook.decoding``. The source is encoded once; each
+        call runs the decoder over the whole prefixes with the causal mask (no cache: simple,
+        and exactly what training computed). Call ``model.eval()`` first so dropout is off."""
+        src_ids = _check_ids(src_ids, "src_ids", dims=1)
+        with torch.no_grad():
+            memory, src_padding = self.encode(src_ids[None].to(self._device()))
+
+        def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
+            prefixes = _check_ids(prefixes, "prefixes").to(self._device())
+            k = prefixes.shape[0]
+            with torch.no_grad():
+                logits = self.decode(prefixes, memory.expand(k, -1, -1), src_padding.expand(k, -1))
+            return torch.log_softmax(logits[:, -1].float(), dim=-1)
+
+        return next_log_probs
+
+    def attention_maps(self, src_ids, tgt_ids) -> dict[str, list[torch.Tensor]]:
+        """Every attention map for one pair, for plotting: ``src_ids (src_len,)`` and the
+        decoder's input ``tgt_ids (tgt_len,)`` (starting with <bos>). Returns ``{"encoder":
+        [(heads, src_len, src_len)] * layers, "decoder_self": [(heads, tgt_len, tgt_len)] *
+        layers, "cross": [(heads, tgt_len, src_len)] * layers}``, detached, on the CPU."""
+        src_ids = _check_ids(src_ids, "src_ids", dims=1)
+        tgt_ids = _check_ids(tgt_ids, "tgt_ids", dims=1)
+        device = self._device()
+        with torch.no_grad():
+            memory, src_padding, enc = self.encode(src_ids[None].to(device), return_attention=True)
+            _, dec = self.decode(tgt_ids[None].to(device), memory, src_padding, return_attention=True)
+        return {"encoder": [w[0].cpu() for w in enc],
+                "decoder_self": [m["self"][0].cpu() for m in dec],
+                "cross": [m["cross"][0].cpu() for m in dec]}
+
+    def attention_for(self, src_ids, tgt_ids) -> torch.Tensor:
+        """The last decoder layer's cross-attention averaged over heads: ``(tgt_len, src_len)``
+        (chapter 5's alignment-heatmap interface)."""
+        return self.attention_maps(src_ids, tgt_ids)["cross"][-1].mean(dim=0)
