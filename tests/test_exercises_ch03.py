@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from seqbook.exercises.ch03 import (check_bidirectional, check_coupled_step, check_memory_steps,
-                                    check_parameter_counts)
+                                    check_parameter_counts, check_peephole_step, peephole_reference)
+from seqbook.gated import LSTMScratch
 
 
 def _verdict(v, passed, *words):
@@ -125,7 +126,68 @@ def test_bidirectional_right_and_wrong():
 
 @pytest.mark.parametrize("junk", [None, ..., "text", [1, 2], {"a": 1}, float("nan"), 1e300])
 def test_checkers_never_raise(junk):
-    for check in (check_coupled_step, check_bidirectional):
+    for check in (check_coupled_step, check_bidirectional, check_peephole_step):
         assert not check(junk)
     assert not check_parameter_counts(junk, junk)
     assert not check_memory_steps(junk, junk, junk)
+
+
+# -- peephole LSTM --------------------------------------------------------------------------------
+def right_peephole(lstm, peep, x, h, c):
+    pre = x @ lstm.weight_ih.T + lstm.bias_ih + h @ lstm.weight_hh.T + lstm.bias_hh
+    a_i, a_f, a_g, a_o = pre.chunk(4, dim=-1)
+    i = torch.sigmoid(a_i + peep["i"] * c)
+    f = torch.sigmoid(a_f + peep["f"] * c)
+    c = f * c + i * torch.tanh(a_g)
+    o = torch.sigmoid(a_o + peep["o"] * c)
+    return o * torch.tanh(c), c
+
+
+def _peephole_variant(old_cell_for_o=False, no_o_peephole=False, outside=False, no_input_peepholes=False):
+    def step(lstm, peep, x, h, c):
+        pre = x @ lstm.weight_ih.T + lstm.bias_ih + h @ lstm.weight_hh.T + lstm.bias_hh
+        a_i, a_f, a_g, a_o = pre.chunk(4, dim=-1)
+        pi, pf = (0 * peep["i"], 0 * peep["f"]) if no_input_peepholes else (peep["i"], peep["f"])
+        if outside:
+            i, f = torch.sigmoid(a_i) + pi * c, torch.sigmoid(a_f) + pf * c
+        else:
+            i, f = torch.sigmoid(a_i + pi * c), torch.sigmoid(a_f + pf * c)
+        c_new = f * c + i * torch.tanh(a_g)
+        seen = c if old_cell_for_o else c_new
+        o = torch.sigmoid(a_o + (0 if no_o_peephole else peep["o"] * seen))
+        return o * torch.tanh(c_new), c_new
+    return step
+
+
+def test_peephole_reference_reduces_to_the_lstm_without_peepholes():
+    torch.manual_seed(0)
+    lstm = LSTMScratch(3, 4)
+    x, h, c = torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4)
+    zero = {k: torch.zeros(4) for k in "ifo"}
+    h_ref, c_ref, _ = lstm.step(x, h, c)
+    h_new, c_new = peephole_reference(lstm, zero, x, h, c)
+    torch.testing.assert_close((h_new, c_new), (h_ref, c_ref))
+
+
+def test_peephole_step_right_and_wrong():
+    _verdict(check_peephole_step(right_peephole), True, "matches the peephole LSTM")
+
+    def plain(lstm, peep, x, h, c):
+        h, c, _ = lstm.step(x, h, c)
+        return h, c
+
+    _verdict(check_peephole_step(plain), False, "ordinary LSTM step")
+    _verdict(check_peephole_step(lambda *a: right_peephole(*a)[::-1]), False, "swapped")
+    _verdict(check_peephole_step(_peephole_variant(old_cell_for_o=True)), False, "OLD cell")
+    _verdict(check_peephole_step(_peephole_variant(no_o_peephole=True)), False, "no peephole")
+    _verdict(check_peephole_step(_peephole_variant(outside=True)), False, "inside the sigmoid")
+    _verdict(check_peephole_step(_peephole_variant(no_input_peepholes=True)), False, "old cell")
+    _verdict(check_peephole_step(lambda *a: right_peephole(*a)[0]), False, "pair")
+    _verdict(check_peephole_step(lambda lstm, peep, x, h, c: (h[0], c)), False, "shape")
+    _verdict(check_peephole_step(lambda lstm, peep, x, h, c: peep["g"]), False, "KeyError")
+
+    def stub(lstm, peep, x, h, c):
+        raise NotImplementedError
+
+    _verdict(check_peephole_step(stub), False, "placeholder")
+    _verdict(check_peephole_step("peephole"), False, "expected a function")

@@ -15,13 +15,13 @@ from ..bidirectional import Bidirectional
 from ..gated import CoupledLSTMScratch, GRUScratch, LSTMScratch
 from .core import Wrong, checker, close, number, require_function
 
-# -- the data of the exercises (the notebook's text quotes them) -----------------------------
+# -- the data of the exercises (the chapter's exercise text states them) --------------------------
 COUNT_SIZES = dict(input_size=3, hidden_size=5)   # count the parameters of PyTorch's LSTM and GRU
 MEMORY_BIASES = (0.0, 1.0, 3.0)                   # forget-gate biases; memory falls below 1% when?
 MEMORY_FRACTION = 0.01
 
 __all__ = ["check_parameter_counts", "check_memory_steps", "check_coupled_step", "check_bidirectional",
-           "COUNT_SIZES", "MEMORY_BIASES", "MEMORY_FRACTION"]
+           "check_peephole_step", "peephole_reference", "COUNT_SIZES", "MEMORY_BIASES", "MEMORY_FRACTION"]
 
 
 def _tensor(value, shape: tuple, what: str) -> torch.Tensor:
@@ -186,3 +186,77 @@ def check_bidirectional(bidirectional_outputs) -> str:
         if not _same(out, right):
             raise Wrong("the values differ from [fwd(X) outputs, bwd(X reversed) outputs reversed].")
     return "each step now sees the whole sentence: the left context from fwd, the right one from bwd."
+
+
+# -- exercise: a peephole LSTM step (Gers & Schmidhuber 2000) ------------------------------------
+def peephole_reference(lstm, peep: dict, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor):
+    """One step of an LSTM with peephole connections: the input and forget gates also read the
+    old cell ``c`` (``p_i ⊙ c``, ``p_f ⊙ c``), the output gate reads the NEW cell (``p_o ⊙ c'``).
+    ``peep`` maps ``"i"``, ``"f"``, ``"o"`` to ``(hidden,)`` vectors. Returns ``(h', c')``."""
+    pre = x @ lstm.weight_ih.T + lstm.bias_ih + h @ lstm.weight_hh.T + lstm.bias_hh
+    a_i, a_f, a_g, a_o = pre.chunk(4, dim=-1)
+    i = torch.sigmoid(a_i + peep["i"] * c)
+    f = torch.sigmoid(a_f + peep["f"] * c)
+    c_new = f * c + i * torch.tanh(a_g)
+    o = torch.sigmoid(a_o + peep["o"] * c_new)
+    return o * torch.tanh(c_new), c_new
+
+
+def _peephole_case(seed: int):
+    lstm, x, h, c = _step_case(seed)
+    gen = torch.Generator().manual_seed(100 + seed)
+    peep = {k: torch.randn(4, generator=gen) for k in "ifo"}
+    return lstm, peep, x, h, 2 * c   # a large cell, so that the peepholes matter
+
+
+@checker
+def check_peephole_step(peephole_step) -> str:
+    """``peephole_step(lstm, peep, x, h, c) -> (h_new, c_new)``: one LSTM step with peephole
+    connections (see :func:`peephole_reference`), using ``lstm``'s weights (an
+    :class:`~seqbook.gated.LSTMScratch`) and the peephole vectors ``peep["i"]``, ``peep["f"]``,
+    ``peep["o"]``."""
+    require_function(peephole_step)
+    for seed in (0, 1):
+        lstm, peep, x, h, c = _peephole_case(seed)
+        with torch.no_grad():
+            h_right, c_right = peephole_reference(lstm, peep, x, h, c)
+            out = peephole_step(lstm, {k: v.clone() for k, v in peep.items()}, x.clone(), h.clone(),
+                                c.clone())
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise Wrong(f"expected the pair (h_new, c_new), got {type(out).__name__}"
+                            + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else "") + ".")
+            h_new = _tensor(out[0], (2, 4), "h_new")
+            c_new = _tensor(out[1], (2, 4), "c_new")
+            if _same(h_new, c_right) and _same(c_new, h_right):
+                raise Wrong("the two are swapped: return (h_new, c_new), in that order.")
+            h_plain, c_plain, _ = lstm.step(x, h, c)
+            if _same(c_new, c_plain) and _same(h_new, h_plain):
+                raise Wrong("that is the ordinary LSTM step: the gates do not read the cell. Add "
+                            "peep['i'] * c and peep['f'] * c to the input and forget gates' "
+                            "pre-activations, and peep['o'] * c_new to the output gate's.")
+            pre = x @ lstm.weight_ih.T + lstm.bias_ih + h @ lstm.weight_hh.T + lstm.bias_hh
+            a_i, a_f, a_g, a_o = pre.chunk(4, dim=-1)
+            outside = (torch.sigmoid(a_f) + peep["f"] * c) * c \
+                + (torch.sigmoid(a_i) + peep["i"] * c) * torch.tanh(a_g)
+            if _same(c_new, outside):
+                raise Wrong("the peephole term goes inside the sigmoid: f = sigma(a_f + p_f * c), "
+                            "not sigma(a_f) + p_f * c (a gate must stay between 0 and 1).")
+            if _same(c_new, c_plain):
+                raise Wrong("c_new is the ordinary LSTM's: the input and forget gates must also read "
+                            "the old cell, sigma(a + p * c) with c the cell BEFORE this step.")
+            if not _same(c_new, c_right):
+                raise Wrong("c_new is not f * c + i * tanh(a_g) with i = sigma(a_i + p_i * c) and "
+                            "f = sigma(a_f + p_f * c) (gate order i, f, g, o; c is the old cell).")
+            o_old = torch.sigmoid(a_o + peep["o"] * c)
+            if _same(h_new, o_old * torch.tanh(c_right)):
+                raise Wrong("the cell is right, but the output gate peeked at the OLD cell. It is "
+                            "computed after the cell update, so it reads the new one: "
+                            "o = sigma(a_o + p_o * c_new).")
+            if _same(h_new, torch.sigmoid(a_o) * torch.tanh(c_right)):
+                raise Wrong("the cell is right, but the output gate has no peephole: "
+                            "o = sigma(a_o + p_o * c_new).")
+            if not _same(h_new, h_right):
+                raise Wrong("c_new is right but h_new is not o * tanh(c_new) with "
+                            "o = sigma(a_o + p_o * c_new).")
+    return ("your step matches the peephole LSTM: the input and forget gates read the old cell, "
+            "the output gate the new one.")
