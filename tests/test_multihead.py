@@ -94,7 +94,7 @@ def test_attention_rejects_bad_input():
         scaled_dot_product_attention(q.long(), k, v)
 
 
-def _mha_pair(d_model=16, heads=4, seed=0):
+def _mha_pair(d_model=24, heads=4, seed=0):
     torch.manual_seed(seed)
     ref = nn.MultiheadAttention(d_model, heads, batch_first=True)
     with torch.no_grad():  # non-zero biases, so copying them is tested too
@@ -115,8 +115,8 @@ def _grads(ref, mha):
 def test_multihead_attention_equals_torch(kind):
     ref, mha = _mha_pair()
     gen = torch.Generator().manual_seed(1)
-    x = torch.randn(3, 5, 16, generator=gen, requires_grad=True)
-    memory = torch.randn(3, 7, 16, generator=gen, requires_grad=True) if kind == "cross" else x
+    x = torch.randn(3, 5, 24, generator=gen, requires_grad=True)
+    memory = torch.randn(3, 7, 24, generator=gen, requires_grad=True) if kind == "cross" else x
     n_k = memory.shape[1]
     kpm = torch.zeros(3, n_k, dtype=torch.bool)
     kpm[1, -2:], kpm[2, -3:] = True, True
@@ -142,7 +142,7 @@ def test_multihead_attention_equals_torch(kind):
 
 def test_self_attention_is_permutation_equivariant():
     _, mha = _mha_pair()
-    x = torch.randn(2, 6, 16, generator=torch.Generator().manual_seed(2))
+    x = torch.randn(2, 6, 24, generator=torch.Generator().manual_seed(2))
     perm = torch.tensor([3, 0, 5, 1, 4, 2])
     out, w = mha(x, x, x)
     out_p, w_p = mha(x[:, perm], x[:, perm], x[:, perm])

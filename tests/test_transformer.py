@@ -44,12 +44,12 @@ def _compare_grads(ref, mine):
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_layer_equals_torch(norm_first):
     torch.manual_seed(0)
-    ref = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, dropout=0.0, batch_first=True,
+    ref = nn.TransformerEncoderLayer(24, 4, dim_feedforward=32, dropout=0.0, batch_first=True,
                                      norm_first=norm_first)
     gen = torch.Generator().manual_seed(1)
     _randomise_norms(ref, gen)
     layer = EncoderLayer.from_torch(ref)
-    x = torch.randn(3, 6, 16, generator=gen)
+    x = torch.randn(3, 6, 24, generator=gen)
     kpm = torch.zeros(3, 6, dtype=torch.bool)
     kpm[1, 4:], kpm[2, 2:] = True, True
     out_ref, out = ref(x, src_key_padding_mask=kpm), layer(x, key_padding_mask=kpm)
@@ -63,12 +63,12 @@ def test_encoder_layer_equals_torch(norm_first):
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_decoder_layer_equals_torch(norm_first):
     torch.manual_seed(0)
-    ref = nn.TransformerDecoderLayer(16, 4, dim_feedforward=32, dropout=0.0, batch_first=True,
+    ref = nn.TransformerDecoderLayer(24, 4, dim_feedforward=32, dropout=0.0, batch_first=True,
                                      norm_first=norm_first)
     gen = torch.Generator().manual_seed(1)
     _randomise_norms(ref, gen)
     layer = DecoderLayer.from_torch(ref)
-    x, memory = torch.randn(3, 5, 16, generator=gen), torch.randn(3, 7, 16, generator=gen)
+    x, memory = torch.randn(3, 5, 24, generator=gen), torch.randn(3, 7, 24, generator=gen)
     mkpm = torch.zeros(3, 7, dtype=torch.bool)
     mkpm[0, 5:], mkpm[2, 3:] = True, True
     out_ref = ref(x, memory, tgt_mask=causal_mask(5), memory_key_padding_mask=mkpm)
