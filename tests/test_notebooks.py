@@ -83,3 +83,13 @@ def test_shown_code_fits_the_page(path):
             if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])
             for line in c.source.splitlines() if len(line) > MAX_LINE]
     assert not long, f"{path.name}: {len(long)} code lines longer than {MAX_LINE} characters, e.g. {long[:3]}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_markdown_holds_no_control_characters(path):
+    """A stray "\\t" in a notebook's JSON turns `$\\tanh$` into a tab and "anh" on the page."""
+    nb = nbformat.read(path, as_version=4)
+    bad = [(i, repr(ch), c.source[max(0, k - 15):k + 15]) for i, c in enumerate(nb.cells)
+           if c.cell_type == "markdown"
+           for k, ch in enumerate(c.source) if ord(ch) < 32 and ch != "\n"]
+    assert not bad, f"{path.name}: control characters in markdown (cell, char, context): {bad[:5]}"
