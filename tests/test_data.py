@@ -190,3 +190,24 @@ def test_bad_seed_type(bad):
 def test_negative_seed():
     with pytest.raises(ValueError, match="non-negative seed"):
         generator(-1)
+
+
+def test_the_package_as_colab_installs_it_carries_the_frozen_text(tmp_path):
+    """`pip install git+URL` builds a wheel (not an editable install): the text must be inside it."""
+    root, source = Path(corpus.__file__).resolve().parents[2], tmp_path / "source"
+    # a copy of what the build reads, so that setuptools' build/ folder lands in tmp_path
+    shutil.copytree(root / "book" / "lib", source / "book" / "lib",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(root / "pyproject.toml", source)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    str(source), "-w", str(tmp_path / "wheel")], check=True, cwd=tmp_path)
+    (wheel,) = (tmp_path / "wheel").glob("seqbook-*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+                    str(tmp_path / "site"), str(wheel)], check=True)
+    result = subprocess.run([sys.executable, "-c", "from seqbook.corpus import python_docs_text as t; "
+                             "import seqbook; print(seqbook.__file__, len(t()))"],
+                            capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(tmp_path / "site")})
+    assert result.returncode == 0, result.stderr[-2000:]
+    where, length = result.stdout.split()
+    assert where.startswith(str(tmp_path / "site")) and length == "432640"
