@@ -1,0 +1,116 @@
+"""BLEU (Papineni et al. 2002): how many of a translation's n-grams appear in a reference.
+
+For n = 1..4, the *modified* n-gram precision p_n counts each hypothesis n-gram at most as often
+as it occurs in the reference (in the most generous reference, when there are several), so
+``the the the the`` cannot score by repeating a common word. Precision alone rewards short
+outputs, so the *brevity penalty* ``BP = exp(1 - r / c)`` (1 when c >= r) scales the score down
+when the hypotheses' total length c is below the references' r. Then
+
+    BLEU = BP * exp(mean over n of log p_n),   reported on a 0..100 scale.
+
+At corpus level (the way the paper defines it and the way it is used) the clipped counts, the
+n-gram totals and the lengths are summed over all sentences *before* dividing: it is not the
+mean of sentence scores. A precision of zero makes BLEU zero (no smoothing). Tokens are given
+as lists of strings; the score depends on the tokenisation, so compare scores only under the same one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+
+def ngrams(tokens: Sequence[str], n: int) -> Counter:
+    """How often each n-gram (a tuple of n tokens) occurs in ``tokens``."""
+    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+
+
+def clipped_matches(hypothesis: Sequence[str], references: Sequence[Sequence[str]], n: int) -> tuple[int, int]:
+    """(matches, total) for the modified n-gram precision of one hypothesis: each n-gram counts at
+    most as often as in the reference where it is most frequent; total = the hypothesis's n-grams."""
+    counts = ngrams(hypothesis, n)
+    most = Counter()
+    for reference in references:
+        most |= ngrams(reference, n)  # | keeps the larger count of each n-gram
+    matches = sum(min(c, most[g]) for g, c in counts.items())
+    return matches, sum(counts.values())
+
+
+def closest_length(hyp_len: int, ref_lens: Sequence[int]) -> int:
+    """The reference length nearest the hypothesis length (the shorter one on a tie)."""
+    return min(ref_lens, key=lambda r: (abs(r - hyp_len), r))
+
+
+def brevity_penalty(hyp_len: int, ref_len: int) -> float:
+    """``exp(1 - ref_len / hyp_len)`` when the hypotheses are shorter than the references, else 1."""
+    if hyp_len >= ref_len:
+        return 1.0
+    return math.exp(1 - ref_len / hyp_len) if hyp_len > 0 else 0.0
+
+
+@dataclass
+class BleuScore:
+    """``score`` on 0..100; ``precisions`` the modified n-gram precisions in percent (n = 1..max_n)."""
+
+    score: float
+    precisions: list[float]
+    brevity_penalty: float
+    hyp_len: int
+    ref_len: int
+
+    def __float__(self) -> float:
+        return self.score
+
+    def __str__(self) -> str:
+        ps = "/".join(f"{p:.1f}" for p in self.precisions)
+        return f"BLEU = {self.score:.2f} {ps} (BP = {self.brevity_penalty:.3f}, hyp_len = {self.hyp_len}, ref_len = {self.ref_len})"
+
+
+def _as_references(refs, index: int) -> list[Sequence[str]]:
+    """One reference (a token list) or several (a list of token lists) -> a list of token lists."""
+    if isinstance(refs, str):
+        raise TypeError(f"expected reference {index} as a list of tokens (e.g. sentence.split()), got a str")
+    refs = list(refs)
+    if not refs or isinstance(refs[0], str):
+        refs = [refs]
+    for r in refs:
+        if isinstance(r, str) or not all(isinstance(t, str) for t in r):
+            raise TypeError(f"expected reference {index} as a list of str tokens, got {r!r:.60}")
+    return refs
+
+
+def corpus_bleu(hypotheses: Sequence[Sequence[str]], references: Sequence, max_n: int = 4) -> BleuScore:
+    """Corpus BLEU of ``hypotheses`` (token lists) against ``references``: for each hypothesis one
+    reference (a token list) or several (a list of token lists)."""
+    if isinstance(max_n, bool) or not isinstance(max_n, int) or max_n < 1:
+        raise ValueError(f"expected max_n as an integer >= 1, got {max_n!r}")
+    if len(hypotheses) != len(references):
+        raise ValueError(f"expected one reference entry per hypothesis, got {len(hypotheses)} hypotheses "
+                         f"and {len(references)} references")
+    matches, totals = [0] * max_n, [0] * max_n
+    hyp_len = ref_len = 0
+    for index, (hyp, refs) in enumerate(zip(hypotheses, references)):
+        if isinstance(hyp, str) or not all(isinstance(t, str) for t in hyp):
+            raise TypeError(f"expected hypothesis {index} as a list of str tokens (e.g. sentence.split()), "
+                            f"got {hyp!r:.60}")
+        refs = _as_references(refs, index)
+        hyp_len += len(hyp)
+        ref_len += closest_length(len(hyp), [len(r) for r in refs])
+        for n in range(1, max_n + 1):
+            m, t = clipped_matches(hyp, refs, n)
+            matches[n - 1] += m
+            totals[n - 1] += t
+    precisions = [100.0 * m / t if t else 0.0 for m, t in zip(matches, totals)]
+    bp = brevity_penalty(hyp_len, ref_len)
+    if min(matches) == 0:
+        return BleuScore(0.0, precisions, bp, hyp_len, ref_len)
+    log_mean = sum(math.log(m / t) for m, t in zip(matches, totals)) / max_n
+    return BleuScore(100.0 * bp * math.exp(log_mean), precisions, bp, hyp_len, ref_len)
+
+
+def sentence_bleu(hypothesis: Sequence[str], references, max_n: int = 4) -> BleuScore:
+    """BLEU of a single sentence (corpus BLEU of a one-sentence corpus; often 0 for short
+    sentences, which have no matching 4-gram: prefer corpus BLEU to compare systems)."""
+    return corpus_bleu([hypothesis], [references], max_n)
