@@ -112,24 +112,40 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     v = _check_float(v, f"{lead + (n_k, 'd_v')}", None, "v", dims=(q.dim(),))
     if tuple(v.shape[:-1]) != lead + (n_k,):
         raise ValueError(f"expected v of shape {lead + (n_k, 'd_v')}, got {tuple(v.shape)}")
-    blocked = torch.zeros(n_q, n_k, dtype=torch.bool, device=q.device)
-    if causal:
-        blocked = blocked | causal_mask(max(n_q, n_k), q.device)[:n_q, :n_k]
-    if _check_mask(attn_mask, (n_q, n_k), "attn_mask", "True = blocked pair") is not None:
-        blocked = blocked | attn_mask
-    if _check_mask(key_padding_mask, (lead[0], n_k), "key_padding_mask",
-                   "True = padding key") is not None:
-        per_batch = key_padding_mask.view((lead[0],) + (1,) * (q.dim() - 2) + (n_k,))
-        blocked = blocked | per_batch  # (batch, [1,] queries, keys)
+    blocked = _blocked_pairs(n_q, n_k, lead[0], q.dim(), key_padding_mask, causal, attn_mask,
+                             q.device)
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
-    scores = scores.masked_fill(blocked, float("-inf"))
-    # A row blocked everywhere would be softmax(-inf, ..., -inf) = NaN: give it zeros to
-    # normalise instead, and zero its weights afterwards, so it contributes nothing.
-    nothing_to_see = blocked.all(dim=-1, keepdim=True)
-    weights = torch.softmax(scores.masked_fill(nothing_to_see, 0.0), dim=-1)
-    weights = weights.masked_fill(blocked, 0.0)
+    nothing_to_see = None
+    if blocked is not None:
+        # exp(-inf) = 0: the softmax itself gives a blocked key weight exactly 0.
+        scores = scores.masked_fill(blocked, float("-inf"))
+        # A row blocked everywhere would be softmax(-inf, ..., -inf) = 0/0 = NaN; such a row
+        # is normalised over zeros instead, and its (uniform) weights are then set to 0.
+        empty_rows = blocked.all(dim=-1, keepdim=True)
+        if empty_rows.any():
+            nothing_to_see = empty_rows
+            scores = scores.masked_fill(nothing_to_see, 0.0)
+    weights = torch.softmax(scores, dim=-1)
+    if nothing_to_see is not None:
+        weights = weights.masked_fill(nothing_to_see, 0.0)
+    # Dropout acts on the weights that mix v; the weights returned are the ones before it.
     mixing = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
     return mixing @ v, weights
+
+
+def _blocked_pairs(n_q, n_k, batch, dims, key_padding_mask, causal, attn_mask, device):
+    """All masks as one bool tensor, True = blocked, that broadcasts against the scores
+    ``(batch, [heads,] queries, keys)``; None when nothing is blocked."""
+    blocked = None
+    if causal:
+        blocked = causal_mask(max(n_q, n_k), device)[:n_q, :n_k]
+    if _check_mask(attn_mask, (n_q, n_k), "attn_mask", "True = blocked pair") is not None:
+        blocked = attn_mask if blocked is None else blocked | attn_mask
+    if _check_mask(key_padding_mask, (batch, n_k), "key_padding_mask",
+                   "True = padding key") is not None:
+        per_batch = key_padding_mask.view((batch,) + (1,) * (dims - 2) + (n_k,))
+        blocked = per_batch if blocked is None else blocked | per_batch
+    return blocked if blocked is not None and blocked.any() else None
 
 
 class MultiHeadAttention(nn.Module):
