@@ -18,6 +18,10 @@ text and the library cannot drift apart. Modules are small and named for one ide
 - :mod:`seqbook.long_lag`     the adding problem (Hochreiter & Schmidhuber 1997, experiment 4)
 - :mod:`seqbook.bidirectional` bidirectional and stacked layers, and the "negation comes later" task
 - :mod:`seqbook.transformer`  the Transformer (attention: :mod:`seqbook.multihead`; positions: :mod:`seqbook.positions`)
+- :mod:`seqbook.translation`  an English->French grammar with gold alignments; vocabularies, batches, TSV files
+- :mod:`seqbook.seq2seq`      the encoder-decoder (GRU/LSTM), masked loss, teacher forcing, batched translation
+- :mod:`seqbook.decoding`     greedy and beam search over any next-token scorer
+- :mod:`seqbook.bleu`         BLEU: modified n-gram precision, brevity penalty, corpus level
 - :mod:`seqbook.plotting`     heatmaps, loss curves, animations for the website
 - :mod:`seqbook.interactive`  a widget in a live kernel, a static twin elsewhere
 - :mod:`seqbook.exercises`    checkers for the exercises of every chapter

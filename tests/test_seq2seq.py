@@ -1,0 +1,191 @@
+"""The encoder-decoder: padding, source reversal, the decoding interface, scheduled sampling, training."""
+
+import pytest
+import torch
+
+from seqbook.decoding import beam_search, greedy
+from seqbook.seq2seq import (DecoderState, Seq2Seq, batch_loss, greedy_batch, masked_cross_entropy,
+                             reverse_padded, train_translation, translate, translation_bleu)
+from seqbook.seeding import generator
+from seqbook.translation import BOS, EOS, PAD, build_vocabs, make_batch, make_batches, make_splits
+
+
+@pytest.fixture(scope="module")
+def data():
+    splits = make_splits(300, 20, 20, seed=0, max_len=14)
+    src_vocab, tgt_vocab = build_vocabs(splits.train)
+    return splits, src_vocab, tgt_vocab
+
+
+def model_for(data, **kwargs):
+    _, src_vocab, tgt_vocab = data
+    kwargs = {"embed_size": 16, "hidden_size": 24, **kwargs}
+    return Seq2Seq(len(src_vocab), len(tgt_vocab), **kwargs).eval()
+
+
+CONFIGS = [dict(cell="gru"), dict(cell="lstm", reverse_source=True), dict(cell="gru", num_layers=2, feed_context=False)]
+
+
+def test_reverse_padded_keeps_padding_on_the_right():
+    src = torch.tensor([[5, 6, 7, 0], [8, 9, 0, 0]])
+    assert reverse_padded(src, torch.tensor([3, 2])).tolist() == [[7, 6, 5, 0], [9, 8, 0, 0]]
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_padding_does_not_change_the_encoding_or_the_output(data, config):
+    splits, src_vocab, tgt_vocab = data
+    model = model_for(data, **config)
+    batch = make_batch(splits.train[:6], src_vocab, tgt_vocab)
+    assert batch.src_lengths.min() < batch.src.shape[1]  # there is padding
+    with torch.no_grad():
+        together = model.start(batch.src, batch.src_lengths)
+        logits = model(batch.src, batch.src_lengths, batch.tgt_in)
+        for row in range(6):
+            n, m = int(batch.src_lengths[row]), int((batch.tgt_out[row] != PAD).sum())
+            alone = model.start(batch.src[row:row + 1, :n], batch.src_lengths[row:row + 1])
+            torch.testing.assert_close(alone.context, together.context[row:row + 1], atol=1e-6, rtol=0)
+            one = model(batch.src[row:row + 1, :n], batch.src_lengths[row:row + 1], batch.tgt_in[row:row + 1, :m])
+            torch.testing.assert_close(one[0], logits[row, :m], atol=1e-5, rtol=0)
+
+
+def test_source_reversal_reads_the_sentence_backwards(data):
+    splits, src_vocab, tgt_vocab = data
+    forward, backward = model_for(data), model_for(data, reverse_source=True)  # same seed, same weights
+    batch = make_batch(splits.train[:4], src_vocab, tgt_vocab)
+    with torch.no_grad():
+        flipped = reverse_padded(batch.src, batch.src_lengths)
+        torch.testing.assert_close(backward.start(batch.src, batch.src_lengths).context,
+                                   forward.start(flipped, batch.src_lengths).context)
+        assert not torch.allclose(backward.start(batch.src, batch.src_lengths).context,
+                                  forward.start(batch.src, batch.src_lengths).context)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_cached_next_log_probs_equal_recomputation(data, config):
+    splits, src_vocab, tgt_vocab = data
+    model = model_for(data, **config)
+    pair = splits.test[0]
+    src = src_vocab.encode(pair.src)
+    fn = model.next_log_probs_fn(src)
+    tgt = [BOS] + tgt_vocab.encode(pair.tgt)
+    # the whole teacher-forced pass, from scratch
+    with torch.no_grad():
+        full = torch.log_softmax(model(torch.tensor([src]), torch.tensor([len(src)]), torch.tensor([tgt])), -1)[0]
+    for t in range(1, len(tgt) + 1):  # one prefix at a time, each extending the cached parent
+        torch.testing.assert_close(fn(torch.tensor([tgt[:t]]))[0], full[t - 1], atol=1e-5, rtol=0)
+    # several prefixes at once, including ones whose parents were never asked for
+    prefixes = torch.tensor([tgt[:4], [BOS, 7, 8, 9], tgt[:4]])
+    out = fn(prefixes)
+    assert out.shape == (3, len(tgt_vocab))
+    fresh = model.next_log_probs_fn(src)(torch.tensor([[BOS, 7, 8, 9]]))
+    torch.testing.assert_close(out[1], fresh[0], atol=1e-5, rtol=0)
+    torch.testing.assert_close(out[0], out[2])
+    assert torch.allclose(out.exp().sum(-1), torch.ones(3), atol=1e-5)
+
+
+@pytest.mark.parametrize("config", CONFIGS[:2])
+def test_batched_greedy_equals_decoding_greedy(data, config):
+    splits, src_vocab, tgt_vocab = data
+    model = model_for(data, **config)
+    batch = make_batch(splits.test, src_vocab, tgt_vocab)
+    rows = greedy_batch(model, batch.src, batch.src_lengths, max_len=12)
+    for row, pair in zip(rows, splits.test):
+        one = greedy(model.next_log_probs_fn(src_vocab.encode(pair.src)), BOS, EOS, max_len=12)
+        assert row == one.tokens
+    # and beam search of width 1 through the model's interface
+    fn = model.next_log_probs_fn(src_vocab.encode(splits.test[0].src))
+    assert beam_search(fn, BOS, EOS, beam_size=1, max_len=12)[0].tokens == rows[0]
+
+
+def test_scheduled_sampling_with_ratio_one_is_teacher_forcing(data):
+    splits, src_vocab, tgt_vocab = data
+    model = model_for(data)
+    b = make_batch(splits.train[:5], src_vocab, tgt_vocab)
+    with torch.no_grad():
+        forced = model(b.src, b.src_lengths, b.tgt_in)
+        torch.testing.assert_close(model.forward_scheduled(b.src, b.src_lengths, b.tgt_in, 1.0, generator(0)),
+                                   forced, atol=1e-5, rtol=0)
+        free = model.forward_scheduled(b.src, b.src_lengths, b.tgt_in, 0.0, generator(0))
+        # with ratio 0 the model reads its own argmax: the same as greedy decoding step by step
+        rows = greedy_batch(model, b.src, b.src_lengths, max_len=b.tgt_in.shape[1])
+        assert free[:, 0].argmax(-1).tolist() == [r[0] for r in rows]
+        assert not torch.allclose(free, forced)
+        a = model.forward_scheduled(b.src, b.src_lengths, b.tgt_in, 0.5, generator(3))
+        torch.testing.assert_close(a, model.forward_scheduled(b.src, b.src_lengths, b.tgt_in, 0.5, generator(3)))
+    with pytest.raises(ValueError, match="teacher_forcing between 0 and 1"):
+        model.forward_scheduled(b.src, b.src_lengths, b.tgt_in, 1.5, generator(0))
+
+
+def test_masked_cross_entropy_ignores_padding():
+    logits = torch.randn(2, 3, 5, generator=generator(0))
+    targets = torch.tensor([[1, 2, PAD], [3, PAD, PAD]])
+    by_hand = -(torch.log_softmax(logits, -1)[0, 0, 1] + torch.log_softmax(logits, -1)[0, 1, 2]
+                + torch.log_softmax(logits, -1)[1, 0, 3]) / 3
+    torch.testing.assert_close(masked_cross_entropy(logits, targets), by_hand)
+    changed = logits.clone()
+    changed[1, 2] += 100.0  # a padded position
+    torch.testing.assert_close(masked_cross_entropy(changed, targets), by_hand)
+    with pytest.raises(ValueError, match=r"expected logits \(batch, time, \|V\|\)"):
+        masked_cross_entropy(logits[0], targets)
+    with pytest.raises(ValueError, match="only padding"):
+        masked_cross_entropy(logits, torch.zeros(2, 3, dtype=torch.int64))
+
+
+def test_training_lowers_the_loss_and_is_deterministic(data):
+    splits, src_vocab, tgt_vocab = data
+    batches = make_batches(splits.train, src_vocab, tgt_vocab, 32, seed=0)
+    valid = make_batches(splits.valid, src_vocab, tgt_vocab, 32, seed=None)
+    runs = []
+    for _ in range(2):
+        model = model_for(data, cell="gru")
+        before = batch_loss(model, valid)
+        h = train_translation(model, batches, 40, lr=1e-2, seed=1, device="cpu", valid_batches=valid, eval_every=20)
+        runs.append(h)
+    assert h.val_step == [20, 40] and len(h.loss) == 40 and h.teacher_forcing == [1.0] * 40
+    assert h.val_loss[-1] < before - 1.0  # from ~ln|V| = 4.4 nats to well below
+    assert sum(h.loss[-5:]) / 5 < sum(h.loss[:5]) / 5 - 1.0
+    assert runs[0].loss == runs[1].loss
+    out = translate(model, [p.src for p in splits.test[:3]], src_vocab, tgt_vocab)
+    assert len(out) == 3 and all(isinstance(t, str) for s in out for t in s)
+    assert 0 <= translation_bleu(model, splits.test, src_vocab, tgt_vocab).score <= 100
+
+
+def test_training_with_scheduled_sampling(data):
+    splits, src_vocab, tgt_vocab = data
+    batches = make_batches(splits.train[:64], src_vocab, tgt_vocab, 32, seed=0)
+    model = model_for(data, cell="lstm")
+    h = train_translation(model, batches, 6, lr=1e-2, seed=0, device="cpu",
+                          teacher_forcing=lambda step: 1.0 - step / 10)
+    assert h.teacher_forcing == pytest.approx([1.0, 0.9, 0.8, 0.7, 0.6, 0.5])
+    assert h.loss[-1] < h.loss[0]
+
+
+def test_bad_input(data):
+    splits, src_vocab, tgt_vocab = data
+    model = model_for(data)
+    b = make_batch(splits.train[:2], src_vocab, tgt_vocab)
+    with pytest.raises(ValueError, match=r"src as an int64 tensor of shape \(batch, time\)"):
+        model(b.src[0], b.src_lengths, b.tgt_in)
+    with pytest.raises(ValueError, match="src_lengths between 1 and"):
+        model(b.src, b.src_lengths + 100, b.tgt_in)
+    with pytest.raises(ValueError, match="2 src_lengths"):
+        model(b.src, b.src_lengths[:1], b.tgt_in)
+    with pytest.raises(ValueError, match="cell 'gru' or 'lstm'"):
+        Seq2Seq(10, 10, cell="rnn")
+    with pytest.raises(ValueError, match="tgt_vocab_size"):
+        Seq2Seq(10, 2)
+    with pytest.raises(ValueError, match="non-empty 1-d"):
+        model.next_log_probs_fn([])
+    with pytest.raises(ValueError, match=r"prefixes as a \(k, t\) tensor"):
+        model.next_log_probs_fn([5, 6])(torch.tensor([BOS]))
+    with pytest.raises(ValueError, match="Batch"):
+        train_translation(model, [1, 2], 3, device="cpu")
+    with pytest.raises(ValueError, match="positive integer number of steps"):
+        train_translation(model, [b], 0, device="cpu")
+
+
+def test_decoder_state_select_and_cat():
+    h = torch.arange(12.0).reshape(1, 3, 4)
+    state = DecoderState((h, -h), torch.arange(6.0).reshape(3, 2))
+    joined = DecoderState.cat([state.select([2]), state.select([0])])
+    assert joined.hidden[0][0, :, 0].tolist() == [8.0, 0.0] and joined.context[:, 0].tolist() == [4.0, 0.0]
