@@ -246,6 +246,7 @@ class TranslationHistory:
     wall_time: list[float] = field(default_factory=list)
     val_step: list[int] = field(default_factory=list)
     val_loss: list[float] = field(default_factory=list)
+    val_score: list[float] = field(default_factory=list)  # what ``evaluate(model)`` returned, e.g. BLEU
 
 
 @torch.no_grad()
@@ -267,12 +268,15 @@ def batch_loss(model: nn.Module, batches: Sequence[Batch], device=None) -> float
 def train_translation(model: nn.Module, batches: Sequence[Batch], steps: int, *, lr: float = 3e-3,
                       clip: float | None = 1.0, teacher_forcing: float | Callable[[int], float] = 1.0,
                       seed: int = 0, device=None, valid_batches: Sequence[Batch] | None = None,
-                      eval_every: int | None = None, desc: str = "training") -> TranslationHistory:
+                      eval_every: int | None = None, evaluate: Callable[[nn.Module], float] | None = None,
+                      desc: str = "training") -> TranslationHistory:
     """Train with Adam on ``batches`` (visited in a new seeded order every epoch) for ``steps`` steps.
 
     ``teacher_forcing`` is the probability of feeding the gold token (1: plain teacher forcing),
-    or a function of the step number giving it (a scheduled-sampling decay). ``valid_batches``:
-    the validation loss after the last step, and every ``eval_every`` steps if given."""
+    or a function of the step number giving it (a scheduled-sampling decay). After the last step,
+    and every ``eval_every`` steps if given, the history records the loss on ``valid_batches``
+    and ``evaluate(model)`` (e.g. a validation BLEU), when given. Evaluation time is not counted
+    in ``wall_time``."""
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"expected a positive integer number of steps, got {steps!r}")
     if len(batches) == 0 or not all(isinstance(b, Batch) for b in batches):
@@ -306,9 +310,13 @@ def train_translation(model: nn.Module, batches: Sequence[Batch], steps: int, *,
         history.wall_time.append(elapsed)
         if step % 10 == 0:
             bar.set_postfix(loss=f"{history.loss[-1]:.3f}")
-        if valid_batches and (step == steps - 1 or (eval_every and (step + 1) % eval_every == 0)):
+        if (valid_batches or evaluate) and (step == steps - 1 or (eval_every and (step + 1) % eval_every == 0)):
             history.val_step.append(step + 1)
-            history.val_loss.append(batch_loss(model, valid_batches, device))
+            if valid_batches:
+                history.val_loss.append(batch_loss(model, valid_batches, device))
+            if evaluate:
+                history.val_score.append(float(evaluate(model)))
+                model.train()
     return history
 
 
