@@ -22,6 +22,7 @@ text and the library cannot drift apart. Modules are small and named for one ide
 - :mod:`seqbook.seq2seq`      the encoder-decoder (GRU/LSTM), masked loss, teacher forcing, batched translation
 - :mod:`seqbook.decoding`     greedy and beam search over any next-token scorer
 - :mod:`seqbook.bleu`         BLEU: modified n-gram precision, brevity penalty, corpus level
+- :mod:`seqbook.attention`    masked softmax, additive/dot/general/concat scores; the attention model (:mod:`seqbook.attention_model`), AER (:mod:`seqbook.alignment`)
 - :mod:`seqbook.plotting`     heatmaps, loss curves, animations for the website
 - :mod:`seqbook.interactive`  a widget in a live kernel, a static twin elsewhere
 - :mod:`seqbook.exercises`    checkers for the exercises of every chapter

@@ -1,0 +1,270 @@
+"""Translation with attention: a bidirectional GRU encoder and a GRU decoder that attends to it.
+
+The model keeps chapter 4's interface (:class:`seqbook.seq2seq.Seq2Seq`): ``forward(src,
+src_lengths, tgt_in) -> logits``, ``start``/``step`` (so ``train_translation``, ``greedy_batch``,
+``translate`` and ``translation_bleu`` work on it unchanged) and ``next_log_probs_fn`` (for
+:mod:`seqbook.decoding`'s greedy and beam search). It also shows where it looks:
+:meth:`AttentionSeq2Seq.attention_for` (teacher forcing) and
+:meth:`AttentionSeq2Seq.greedy_with_attention` (its own translation) return the (tgt_len, src_len)
+weight matrix of one sentence.
+
+The encoder (Bahdanau et al. 2015, section 3.2) runs a GRU each way over the source; the
+annotation of word j is ``h_j = [->h_j; <-h_j]``, and the decoder starts from
+``s_0 = tanh(W_s <-h_1)``. Each direction has d_h / 2 units, so annotations have the decoder's
+size d_h and all four scores of :mod:`seqbook.attention` (the dot score included) apply.
+
+Two decoders, ``style=``:
+
+- ``"bahdanau"`` (Bahdanau et al. 2015, eqs. 4-6): the *previous* state queries,
+  ``c_i = sum_j a_ij h_j`` with ``a_i = softmax_j score(s_{i-1}, h_j)``, then
+  ``s_i = GRU(s_{i-1}, [E y_{i-1}; c_i])`` and ``logits_i = W_o [s_i; c_i; E y_{i-1}]``
+  (a linear read-out where the paper has a maxout layer);
+- ``"luong"`` (Luong et al. 2015, section 3 with input feeding, 3.3): the *current* state queries,
+  ``h_t = GRU(h_{t-1}, [E y_{t-1}; ~h_{t-1}])``, ``a_t = softmax_j score(h_t, h_j)``,
+  ``~h_t = tanh(W_c [c_t; h_t])``, ``logits_t = W_s ~h_t`` (one GRU layer where the paper stacks
+  four LSTM layers; ``~h_0 = 0``).
+
+Either takes any ``score=`` of ``"additive"``, ``"dot"``, ``"general"``, ``"concat"``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .attention import _masked_softmax, make_score
+from .seq2seq import Seq2Seq, _check_ids
+from .translation import BOS, EOS, PAD
+
+STYLES = ("bahdanau", "luong")
+
+
+class BidirectionalEncoder(nn.Module):
+    """Source ids (batch, src_len) -> annotations (batch, src_len, 2 * hidden_size) and the
+    decoder's initial state (batch, decoder_size) = ``tanh(W_s <-h_1)``.
+
+    The batch is packed, so padding never enters either direction: the backward GRU starts at
+    each sentence's own last word, and a sentence gets the same annotations alone as in a padded
+    batch. Annotations at padded positions are zero."""
+
+    def __init__(self, vocab_size: int, embed_size: int, hidden_size: int, decoder_size: int | None = None,
+                 num_layers: int = 1):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD)
+        self.rnn = nn.GRU(embed_size, hidden_size, num_layers, batch_first=True, bidirectional=True)
+        self.bridge = nn.Linear(hidden_size, decoder_size or hidden_size)
+
+    def forward(self, src: torch.Tensor, src_lengths: torch.Tensor):
+        packed = pack_padded_sequence(self.embedding(src), src_lengths.cpu(), batch_first=True, enforce_sorted=False)
+        outputs, h_n = self.rnn(packed)
+        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.shape[1])
+        first_backward = h_n[-1]  # top layer, backward direction: its state after reading back to word 1
+        return outputs, torch.tanh(self.bridge(first_backward))
+
+
+class AttentionState(NamedTuple):
+    """Everything the decoder carries from one step to the next (batch first in every field):
+    ``hidden`` (batch, d_h); ``feed`` (batch, d_h) Luong's attentional vector ~h (width 0 for
+    Bahdanau's decoder); ``weights`` (batch, src_len) the last step's attention; the encoder's
+    ``keys`` (batch, src_len, d_h), their ``prepared`` form (``score.prepare(keys)``) and ``mask``
+    (batch, src_len), True at real words."""
+
+    hidden: torch.Tensor
+    feed: torch.Tensor
+    weights: torch.Tensor
+    keys: torch.Tensor
+    prepared: torch.Tensor
+    mask: torch.Tensor
+
+    def select(self, rows) -> "AttentionState":
+        """The state of the given batch rows (a list or tensor of indices)."""
+        return AttentionState(*(field[rows] for field in self))
+
+    @staticmethod
+    def cat(states: Sequence["AttentionState"]) -> "AttentionState":
+        """Stack states of single sentences (all with the same source) along the batch."""
+        return AttentionState(*(torch.cat(fields) for fields in zip(*states)))
+
+
+class AttentionDecoder(nn.Module):
+    """A GRU decoder that attends to the encoder's annotations at every step and returns the
+    weights it used (the two styles are described in the module docstring)."""
+
+    def __init__(self, vocab_size: int, embed_size: int, hidden_size: int, key_size: int,
+                 score: str = "additive", style: str = "bahdanau", attention_size: int | None = None):
+        super().__init__()
+        if style not in STYLES:
+            raise ValueError(f"expected style as one of {STYLES}, got {style!r}")
+        self.style, self.hidden_size = style, hidden_size
+        self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD)
+        self.score = make_score(score, hidden_size, key_size, attention_size)
+        if style == "bahdanau":
+            self.cell = nn.GRUCell(embed_size + key_size, hidden_size)
+            self.out = nn.Linear(hidden_size + key_size + embed_size, vocab_size)
+        else:
+            self.cell = nn.GRUCell(embed_size + hidden_size, hidden_size)
+            self.combine = nn.Linear(key_size + hidden_size, hidden_size)
+            self.out = nn.Linear(hidden_size, vocab_size)
+
+    def initial_state(self, keys: torch.Tensor, mask: torch.Tensor, hidden: torch.Tensor) -> AttentionState:
+        """The state before the first step, from the annotations, their mask and s_0."""
+        feed = hidden.new_zeros(hidden.shape[0], self.hidden_size if self.style == "luong" else 0)
+        weights = keys.new_zeros(keys.shape[:2])
+        return AttentionState(hidden, feed, weights, keys, self.score.prepare(keys), mask)
+
+    def _attend(self, query: torch.Tensor, state: AttentionState):
+        """Context (batch, d_k) and weights (batch, src_len) for a query (batch, d_h)."""
+        weights = _masked_softmax(self.score.score(query[:, None], state.prepared), state.mask[:, None])
+        return (weights @ state.keys)[:, 0], weights[:, 0]
+
+    def step_embedded(self, embedded: torch.Tensor, state: AttentionState):
+        """One step from the previous tokens' embeddings (batch, embed) -> logits (batch, |V|), state."""
+        if self.style == "bahdanau":
+            context, weights = self._attend(state.hidden, state)
+            hidden = self.cell(torch.cat([embedded, context], -1), state.hidden)
+            logits, feed = self.out(torch.cat([hidden, context, embedded], -1)), state.feed
+        else:
+            hidden = self.cell(torch.cat([embedded, state.feed], -1), state.hidden)
+            context, weights = self._attend(hidden, state)
+            feed = torch.tanh(self.combine(torch.cat([context, hidden], -1)))
+            logits = self.out(feed)
+        return logits, state._replace(hidden=hidden, feed=feed, weights=weights)
+
+    def forward(self, tokens: torch.Tensor, state: AttentionState):
+        """Teacher forcing: tokens (batch, t) -> logits (batch, t, |V|), weights (batch, t, src_len)
+        and the final state."""
+        embedded = self.embedding(tokens)
+        logits, weights = [], []
+        for t in range(tokens.shape[1]):
+            step_logits, state = self.step_embedded(embedded[:, t], state)
+            logits.append(step_logits)
+            weights.append(state.weights)
+        return torch.stack(logits, 1), torch.stack(weights, 1), state
+
+
+class AttentionSeq2Seq(nn.Module):
+    """Bidirectional GRU encoder + attention GRU decoder, with chapter 4's model interface.
+
+    ``hidden_size`` is the decoder's d_h (even: each encoder direction has d_h / 2 units);
+    ``score`` one of ``additive``, ``dot``, ``general``, ``concat``; ``style`` ``bahdanau``
+    (the previous state queries) or ``luong`` (the current state queries); ``attention_size``
+    the a of the additive and concat scores (default d_h). Parameters come from ``seed``."""
+
+    forward_scheduled = Seq2Seq.forward_scheduled  # uses only start/step: scheduled sampling works as in chapter 4
+
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_size: int = 64, hidden_size: int = 128,
+                 score: str = "additive", style: str = "bahdanau", attention_size: int | None = None,
+                 num_encoder_layers: int = 1, seed: int = 0):
+        super().__init__()
+        for name, value in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= EOS:
+                raise ValueError(f"expected {name} as an integer > {EOS} (the special tokens come first), got {value!r}")
+        if isinstance(hidden_size, bool) or not isinstance(hidden_size, int) or hidden_size < 2 or hidden_size % 2:
+            raise ValueError(f"expected an even hidden_size >= 2 (each encoder direction gets half), got {hidden_size!r}")
+        self.tgt_vocab_size, self.score_name, self.style = tgt_vocab_size, score, style
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.encoder = BidirectionalEncoder(src_vocab_size, embed_size, hidden_size // 2, hidden_size,
+                                                num_encoder_layers)
+            self.decoder = AttentionDecoder(tgt_vocab_size, embed_size, hidden_size, hidden_size, score, style,
+                                            attention_size)
+
+    def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> AttentionState:
+        """Encode the source: annotations, mask and the decoder's initial state."""
+        _check_ids(src, "src", 2)
+        _check_ids(src_lengths, "src_lengths", 1)
+        if src_lengths.shape[0] != src.shape[0]:
+            raise ValueError(f"expected {src.shape[0]} src_lengths (one per sentence), got {src_lengths.shape[0]}")
+        if src_lengths.min() < 1 or src_lengths.max() > src.shape[1]:
+            raise ValueError(f"expected src_lengths between 1 and {src.shape[1]}, got {src_lengths.tolist()}")
+        keys, hidden = self.encoder(src, src_lengths)
+        mask = torch.arange(src.shape[1], device=src.device)[None, :] < src_lengths.to(src.device)[:, None]
+        return self.decoder.initial_state(keys, mask, hidden)
+
+    def step(self, tokens: torch.Tensor, state: AttentionState):
+        """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|) and the next state
+        (whose ``weights`` are this step's attention)."""
+        return self.decoder.step_embedded(self.decoder.embedding(tokens), state)
+
+    def forward(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
+        return self.forward_with_attention(src, src_lengths, tgt_in)[0]
+
+    def forward_with_attention(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor):
+        """Teacher forcing: logits (batch, tgt_len, |V_tgt|) and weights (batch, tgt_len, src_len)."""
+        _check_ids(tgt_in, "tgt_in", 2)
+        if tgt_in.shape[0] != src.shape[0]:
+            raise ValueError(f"expected tgt_in with the source's batch of {src.shape[0]}, got {tuple(tgt_in.shape)}")
+        logits, weights, _ = self.decoder(tgt_in, self.start(src, src_lengths))
+        return logits, weights
+
+    def _one_source(self, src_ids) -> torch.Tensor:
+        if isinstance(src_ids, (list, tuple)):
+            src_ids = torch.tensor(src_ids, dtype=torch.int64)
+        if not isinstance(src_ids, torch.Tensor) or src_ids.dim() != 1 or src_ids.numel() == 0:
+            got = tuple(src_ids.shape) if isinstance(src_ids, torch.Tensor) else type(src_ids).__name__
+            raise ValueError(f"expected src_ids as a non-empty 1-d list or tensor of ids (one sentence), got {got}")
+        return src_ids.to(next(self.parameters()).device, torch.int64)[None]
+
+    @torch.no_grad()
+    def attention_for(self, src_ids, tgt_ids) -> torch.Tensor:
+        """The (len(tgt_ids), len(src_ids)) attention matrix of one pair under teacher forcing:
+        row j holds the weights the decoder used when predicting target word j (``tgt_ids`` are
+        the target words without ``<bos>``/``<eos>``). On the CPU."""
+        src = self._one_source(src_ids)
+        tgt = torch.as_tensor(list(tgt_ids) if not isinstance(tgt_ids, torch.Tensor) else tgt_ids, dtype=torch.int64)
+        if tgt.dim() != 1 or tgt.numel() == 0:
+            raise ValueError(f"expected tgt_ids as a non-empty 1-d list or tensor of ids, got shape {tuple(tgt.shape)}")
+        tgt_in = torch.cat([torch.tensor([BOS]), tgt[:-1]])[None].to(src.device)
+        _, weights = self.forward_with_attention(src, torch.tensor([src.shape[1]]), tgt_in)
+        return weights[0].cpu()
+
+    @torch.no_grad()
+    def greedy_with_attention(self, src_ids, max_len: int | None = None) -> tuple[list[int], torch.Tensor]:
+        """The model's greedy translation of one sentence (ids, without ``<eos>``) and the
+        (len(ids), len(src_ids)) weights it used for them (on the CPU). ``max_len`` counts
+        generated tokens (default: twice the source length plus 10)."""
+        src = self._one_source(src_ids)
+        state = self.start(src, torch.tensor([src.shape[1]]))
+        token, ids, rows = torch.tensor([BOS], device=src.device), [], []
+        for _ in range(max_len or 2 * src.shape[1] + 10):
+            logits, state = self.step(token, state)
+            token = logits.argmax(-1)
+            if int(token) == EOS:
+                break
+            ids.append(int(token))
+            rows.append(state.weights[0].cpu())
+        return ids, torch.stack(rows) if rows else torch.zeros(0, src.shape[1])
+
+    @torch.no_grad()
+    def next_log_probs_fn(self, src_ids) -> Callable[[torch.Tensor], torch.Tensor]:
+        """``next_log_probs(prefixes (k, t)) -> (k, |V_tgt|)`` for one source sentence, for
+        :mod:`seqbook.decoding`. The state after each prefix is cached (keyed by its ids), so each
+        call runs one decoder step from each new prefix's parent."""
+        src = self._one_source(src_ids)
+        device = src.device
+        cache: dict[tuple[int, ...], tuple[AttentionState, torch.Tensor | None]] = {
+            (): (self.start(src, torch.tensor([src.shape[1]])), None)}
+
+        def extend(prefixes: list[tuple[int, ...]]) -> None:
+            parents = AttentionState.cat([cache[p[:-1]][0] for p in prefixes])
+            logits, states = self.step(torch.tensor([p[-1] for p in prefixes], device=device), parents)
+            log_probs = F.log_softmax(logits.float(), dim=-1)
+            for row, p in enumerate(prefixes):
+                cache[p] = (states.select([row]), log_probs[row:row + 1])
+
+        @torch.no_grad()
+        def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
+            if not isinstance(prefixes, torch.Tensor) or prefixes.dim() != 2 or prefixes.shape[1] < 1:
+                got = tuple(prefixes.shape) if isinstance(prefixes, torch.Tensor) else type(prefixes).__name__
+                raise ValueError(f"expected prefixes as a (k, t) tensor of ids starting with <bos>, got {got}")
+            keys = [tuple(row) for row in prefixes.tolist()]
+            missing = sorted({k[:n] for k in keys for n in range(1, len(k) + 1)} - cache.keys())
+            for length in sorted({len(k) for k in missing}):  # parents before children
+                extend([k for k in missing if len(k) == length])
+            return torch.cat([cache[k][1] for k in keys])
+
+        return next_log_probs
