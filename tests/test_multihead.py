@@ -176,3 +176,17 @@ def test_multihead_rejects_bad_input_and_modules():
     x = torch.randn(2, 3, 8)
     with pytest.raises(ValueError, match="expected key and value"):
         mha(x, x, torch.randn(2, 4, 8))
+
+
+def test_softmax_saturation_measures_why_scores_are_scaled():
+    from seqbook.multihead import softmax_saturation
+
+    small, large = softmax_saturation(4, samples=500), softmax_saturation(256, samples=500)
+    assert abs(large["variance"] / 256 - 1) < 0.1 and abs(small["variance"] / 4 - 1) < 0.1
+    # Unscaled, the softmax turns nearly one-hot as d_k grows and its gradient dies away...
+    assert large["max_weight_unscaled"] > 0.85 and large["grad_norm_unscaled"] < 0.5 * small["grad_norm_unscaled"]
+    # ...scaled, it looks the same at every d_k.
+    assert abs(large["max_weight_scaled"] - small["max_weight_scaled"]) < 0.05
+    assert abs(large["grad_norm_scaled"] - small["grad_norm_scaled"]) < 0.05
+    with pytest.raises(ValueError, match="positive integer d_k"):
+        softmax_saturation(0)

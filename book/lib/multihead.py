@@ -28,7 +28,8 @@ import torch.nn.functional as F
 from torch import nn
 
 
-__all__ = ["causal_mask", "padding_mask", "scaled_dot_product_attention", "MultiHeadAttention"]
+__all__ = ["causal_mask", "padding_mask", "scaled_dot_product_attention", "MultiHeadAttention",
+           "softmax_saturation"]
 
 
 # -- checks --------------------------------------------------------------------------------
@@ -146,6 +147,31 @@ def _blocked_pairs(n_q, n_k, batch, dims, key_padding_mask, causal, attn_mask, d
         per_batch = key_padding_mask.view((batch,) + (1,) * (dims - 2) + (n_k,))
         blocked = per_batch if blocked is None else blocked | per_batch
     return blocked if blocked is not None and blocked.any() else None
+
+
+def softmax_saturation(d_k: int, num_keys: int = 16, samples: int = 2000, seed: int = 0) -> dict:
+    """Why the scores are divided by ``sqrt(d_k)``, measured: ``q`` and ``num_keys`` keys with
+    independent N(0, 1) entries, ``samples`` times.
+
+    Returns ``{"variance": var(q . k)`` (``d_k`` in theory: a sum of ``d_k`` products of
+    variance 1), ``"max_weight_unscaled"`` and ``"max_weight_scaled"``: the mean largest
+    softmax weight without and with the scale (near 1 when the softmax saturates into a
+    one-hot, whose gradient is nearly 0), ``"grad_norm_unscaled"`` / ``"grad_norm_scaled"``:
+    the mean Frobenius norm of the softmax's Jacobian ``diag(p) - p p^T``}.
+    """
+    for value, name in ((d_k, "d_k"), (num_keys, "num_keys"), (samples, "samples")):
+        _positive_int(value, name)
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(samples, 1, d_k, generator=gen, dtype=torch.float64)
+    k = torch.randn(samples, num_keys, d_k, generator=gen, dtype=torch.float64)
+    scores = (q * k).sum(-1)  # (samples, num_keys)
+    result = {"variance": scores.var().item()}
+    for name, s in (("unscaled", scores), ("scaled", scores / math.sqrt(d_k))):
+        p = torch.softmax(s, dim=-1)
+        jacobian = torch.diag_embed(p) - p[:, :, None] * p[:, None, :]
+        result[f"max_weight_{name}"] = p.max(dim=-1).values.mean().item()
+        result[f"grad_norm_{name}"] = jacobian.flatten(1).norm(dim=-1).mean().item()
+    return result
 
 
 class MultiHeadAttention(nn.Module):
