@@ -12,7 +12,8 @@ from seqbook.seeding import generator
 from seqbook.seq2seq import greedy_batch, masked_cross_entropy, train_translation
 from seqbook.translation import BOS, EOS, build_vocabs, make_batch, make_batches, make_splits
 
-STYLES = ["bahdanau", "luong"]
+STYLES = {"bahdanau": dict(style="bahdanau"), "luong": dict(style="luong"),
+          "luong-no-feeding": dict(style="luong", input_feeding=False)}
 SCORE_NAMES = ["additive", "dot", "general", "concat"]
 
 
@@ -193,7 +194,7 @@ def test_bidirectional_encoder_gives_a_sentence_the_same_outputs_alone_and_padde
 @pytest.mark.parametrize("score", SCORE_NAMES)
 def test_model_logits_and_weights_do_not_depend_on_padding(corpus, style, score):
     splits, src_vocab, tgt_vocab = corpus
-    model = small_model(corpus, score=score, style=style).eval()
+    model = small_model(corpus, score=score, **STYLES[style]).eval()
     pairs = sorted(splits.train[:6], key=lambda p: len(p.src))
     batch = make_batch(pairs, src_vocab, tgt_vocab)
     logits, weights = model.forward_with_attention(batch.src, batch.src_lengths, batch.tgt_in)
@@ -211,7 +212,7 @@ def test_model_logits_and_weights_do_not_depend_on_padding(corpus, style, score)
 @pytest.mark.parametrize("style", STYLES)
 def test_cached_next_log_probs_equal_recomputation_and_decoders_agree(corpus, style):
     splits, src_vocab, tgt_vocab = corpus
-    model = small_model(corpus, score="general", style=style, seed=3).eval()
+    model = small_model(corpus, score="general", seed=3, **STYLES[style]).eval()
     pair = splits.test[0]
     src = src_vocab.encode(pair.src)
     next_log_probs = model.next_log_probs_fn(src)
@@ -251,6 +252,8 @@ def test_model_rejects_bad_settings_and_inputs(corpus):
         AttentionSeq2Seq(30, 30, hidden_size=15)
     with pytest.raises(ValueError, match="style"):
         small_model(corpus, style="vaswani")
+    with pytest.raises(ValueError, match="input_feeding=False only with style='luong'"):
+        small_model(corpus, style="bahdanau", input_feeding=False)
     with pytest.raises(ValueError, match="score"):
         small_model(corpus, score="cosine")
     model = small_model(corpus)

@@ -22,7 +22,8 @@ Two decoders, ``style=``:
 - ``"luong"`` (Luong et al. 2015, section 3 with input feeding, 3.3): the *current* state queries,
   ``h_t = GRU(h_{t-1}, [E y_{t-1}; ~h_{t-1}])``, ``a_t = softmax_j score(h_t, h_j)``,
   ``~h_t = tanh(W_c [c_t; h_t])``, ``logits_t = W_s ~h_t`` (one GRU layer where the paper stacks
-  four LSTM layers; ``~h_0 = 0``).
+  four LSTM layers; ``~h_0 = 0``). ``input_feeding=False`` gives Luong et al.'s basic global
+  attention, ``h_t = GRU(h_{t-1}, E y_{t-1})``.
 
 Either takes any ``score=`` of ``"additive"``, ``"dot"``, ``"general"``, ``"concat"``.
 """
@@ -95,24 +96,32 @@ class AttentionDecoder(nn.Module):
     weights it used (the two styles are described in the module docstring)."""
 
     def __init__(self, vocab_size: int, embed_size: int, hidden_size: int, key_size: int,
-                 score: str = "additive", style: str = "bahdanau", attention_size: int | None = None):
+                 score: str = "additive", style: str = "bahdanau", attention_size: int | None = None,
+                 input_feeding: bool = True):
         super().__init__()
         if style not in STYLES:
             raise ValueError(f"expected style as one of {STYLES}, got {style!r}")
-        self.style, self.hidden_size = style, hidden_size
+        if not input_feeding and style != "luong":
+            raise ValueError("expected input_feeding=False only with style='luong' (Bahdanau's decoder always "
+                             "reads its context)")
+        self.style, self.hidden_size, self.input_feeding = style, hidden_size, bool(input_feeding)
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD)
         self.score = make_score(score, hidden_size, key_size, attention_size)
         if style == "bahdanau":
             self.cell = nn.GRUCell(embed_size + key_size, hidden_size)
             self.out = nn.Linear(hidden_size + key_size + embed_size, vocab_size)
         else:
-            self.cell = nn.GRUCell(embed_size + hidden_size, hidden_size)
+            if input_feeding:
+                self.cell = nn.GRUCell(embed_size + hidden_size, hidden_size)
+            else:  # the recurrence does not see the attention: one GRU call runs all the steps
+                self.rnn = nn.GRU(embed_size, hidden_size, batch_first=True)
             self.combine = nn.Linear(key_size + hidden_size, hidden_size)
             self.out = nn.Linear(hidden_size, vocab_size)
 
     def initial_state(self, keys: torch.Tensor, mask: torch.Tensor, hidden: torch.Tensor) -> AttentionState:
         """The state before the first step, from the annotations, their mask and s_0."""
-        feed = hidden.new_zeros(hidden.shape[0], self.hidden_size if self.style == "luong" else 0)
+        feeds = self.style == "luong" and self.input_feeding
+        feed = hidden.new_zeros(hidden.shape[0], self.hidden_size if feeds else 0)
         weights = keys.new_zeros(keys.shape[:2])
         return AttentionState(hidden, feed, weights, keys, self.score.prepare(keys), mask)
 
@@ -121,29 +130,47 @@ class AttentionDecoder(nn.Module):
         weights = _masked_softmax(self.score.score(query[:, None], state.prepared), state.mask[:, None])
         return (weights @ state.keys)[:, 0], weights[:, 0]
 
-    def step_embedded(self, embedded: torch.Tensor, state: AttentionState):
-        """One step from the previous tokens' embeddings (batch, embed) -> logits (batch, |V|), state."""
+    def advance(self, embedded: torch.Tensor, state: AttentionState):
+        """One step from the previous tokens' embeddings (batch, embed): the features the output
+        layer reads (batch, features) and the next state (its ``weights`` are this step's)."""
         if self.style == "bahdanau":
             context, weights = self._attend(state.hidden, state)
             hidden = self.cell(torch.cat([embedded, context], -1), state.hidden)
-            logits, feed = self.out(torch.cat([hidden, context, embedded], -1)), state.feed
+            features, feed = torch.cat([hidden, context, embedded], -1), state.feed
         else:
-            hidden = self.cell(torch.cat([embedded, state.feed], -1), state.hidden)
+            if self.input_feeding:
+                hidden = self.cell(torch.cat([embedded, state.feed], -1), state.hidden)
+            else:
+                hidden = self.rnn(embedded[:, None], state.hidden[None])[1][0]
             context, weights = self._attend(hidden, state)
-            feed = torch.tanh(self.combine(torch.cat([context, hidden], -1)))
-            logits = self.out(feed)
-        return logits, state._replace(hidden=hidden, feed=feed, weights=weights)
+            features = torch.tanh(self.combine(torch.cat([context, hidden], -1)))
+            feed = features if self.input_feeding else state.feed
+        return features, state._replace(hidden=hidden, feed=feed, weights=weights)
+
+    def step(self, tokens: torch.Tensor, state: AttentionState):
+        """One step: previous tokens (batch,) -> logits (batch, |V|) and the next state."""
+        features, state = self.advance(self.embedding(tokens), state)
+        return self.out(features), state
 
     def forward(self, tokens: torch.Tensor, state: AttentionState):
         """Teacher forcing: tokens (batch, t) -> logits (batch, t, |V|), weights (batch, t, src_len)
         and the final state."""
-        embedded = self.embedding(tokens)
-        logits, weights = [], []
-        for t in range(tokens.shape[1]):
-            step_logits, state = self.step_embedded(embedded[:, t], state)
-            logits.append(step_logits)
+        if self.style == "luong" and not self.input_feeding:
+            return self._forward_all_steps(tokens, state)
+        features, weights = [], []
+        for embedded in self.embedding(tokens).unbind(1):  # unbind, not [:, t]: a cheap backward
+            step_features, state = self.advance(embedded, state)
+            features.append(step_features)
             weights.append(state.weights)
-        return torch.stack(logits, 1), torch.stack(weights, 1), state
+        return self.out(torch.stack(features, 1)), torch.stack(weights, 1), state
+
+    def _forward_all_steps(self, tokens: torch.Tensor, state: AttentionState):
+        """Luong's decoder without input feeding: all states first, then all attention at once."""
+        hidden, last = self.rnn(self.embedding(tokens), state.hidden[None])
+        scores = self.score.score(hidden, state.prepared)  # (batch, t, src_len)
+        weights = _masked_softmax(scores, state.mask[:, None])
+        features = torch.tanh(self.combine(torch.cat([weights @ state.keys, hidden], -1)))
+        return self.out(features), weights, state._replace(hidden=last[0], weights=weights[:, -1])
 
 
 class AttentionSeq2Seq(nn.Module):
@@ -152,13 +179,15 @@ class AttentionSeq2Seq(nn.Module):
     ``hidden_size`` is the decoder's d_h (even: each encoder direction has d_h / 2 units);
     ``score`` one of ``additive``, ``dot``, ``general``, ``concat``; ``style`` ``bahdanau``
     (the previous state queries) or ``luong`` (the current state queries); ``attention_size``
-    the a of the additive and concat scores (default d_h). Parameters come from ``seed``."""
+    the a of the additive and concat scores (default d_h); ``input_feeding=False`` (Luong style
+    only) drops ~h_{t-1} from the GRU's input, so teacher forcing runs the GRU over the whole
+    target in one call, much faster. Parameters come from ``seed``."""
 
     forward_scheduled = Seq2Seq.forward_scheduled  # uses only start/step: scheduled sampling works as in chapter 4
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_size: int = 64, hidden_size: int = 128,
                  score: str = "additive", style: str = "bahdanau", attention_size: int | None = None,
-                 num_encoder_layers: int = 1, seed: int = 0):
+                 input_feeding: bool = True, num_encoder_layers: int = 1, seed: int = 0):
         super().__init__()
         for name, value in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value <= EOS:
@@ -171,7 +200,7 @@ class AttentionSeq2Seq(nn.Module):
             self.encoder = BidirectionalEncoder(src_vocab_size, embed_size, hidden_size // 2, hidden_size,
                                                 num_encoder_layers)
             self.decoder = AttentionDecoder(tgt_vocab_size, embed_size, hidden_size, hidden_size, score, style,
-                                            attention_size)
+                                            attention_size, input_feeding)
 
     def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> AttentionState:
         """Encode the source: annotations, mask and the decoder's initial state."""
@@ -188,7 +217,7 @@ class AttentionSeq2Seq(nn.Module):
     def step(self, tokens: torch.Tensor, state: AttentionState):
         """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|) and the next state
         (whose ``weights`` are this step's attention)."""
-        return self.decoder.step_embedded(self.decoder.embedding(tokens), state)
+        return self.decoder.step(tokens, state)
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         return self.forward_with_attention(src, src_lengths, tgt_in)[0]
