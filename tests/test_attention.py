@@ -278,3 +278,15 @@ def test_training_on_the_translation_corpus_lowers_the_loss_and_is_deterministic
     assert other.loss != again.loss
     first, last = sum(long_run.loss[:5]) / 5, sum(long_run.loss[-5:]) / 5
     assert last < first - 1.0, (first, last)
+
+
+def test_scheduled_sampling_runs_through_start_and_step(corpus):
+    splits, src_vocab, tgt_vocab = corpus
+    model = small_model(corpus, style="luong").eval()
+    batch = make_batch(splits.train[:4], src_vocab, tgt_vocab)
+    with torch.no_grad():
+        forced = model(batch.src, batch.src_lengths, batch.tgt_in)
+        scheduled = model.forward_scheduled(batch.src, batch.src_lengths, batch.tgt_in, 1.0, generator(0))
+        free = model.forward_scheduled(batch.src, batch.src_lengths, batch.tgt_in, 0.0, generator(0))
+    torch.testing.assert_close(scheduled, forced, atol=1e-5, rtol=1e-5)  # always the gold token: the same
+    assert not torch.allclose(free, forced)  # its own (untrained) predictions instead

@@ -191,9 +191,11 @@ class AttentionSeq2Seq(nn.Module):
         super().__init__()
         for name, value in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value <= EOS:
-                raise ValueError(f"expected {name} as an integer > {EOS} (the special tokens come first), got {value!r}")
+                raise ValueError(f"expected {name} as an integer > {EOS} (the special tokens come first), "
+                                 f"got {value!r}")
         if isinstance(hidden_size, bool) or not isinstance(hidden_size, int) or hidden_size < 2 or hidden_size % 2:
-            raise ValueError(f"expected an even hidden_size >= 2 (each encoder direction gets half), got {hidden_size!r}")
+            raise ValueError(f"expected an even hidden_size >= 2 (each encoder direction gets half), "
+                             f"got {hidden_size!r}")
         self.tgt_vocab_size, self.score_name, self.style = tgt_vocab_size, score, style
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
