@@ -48,9 +48,10 @@ def reference_translation(src):
                 j += 1
             french, gender, plural = nouns[words[j]]
             form = 2 * plural + (gender == "f")
-            det = {"the": ["le", "la", "les", "les"][form], "a": ["un", "une"][form % 2], "some": "des"}
-            out.append(det.get(w) or numbers[w])
             adjs = words[i + 1:j]
+            some = "de" if any(a not in after for a in adjs) else "des"
+            det = {"the": ["le", "la", "les", "les"][form], "a": ["un", "une"][form % 2], "some": some}
+            out.append(det.get(w) or numbers[w])
             out += [adjectives[a][form] for a in adjs if a not in after] + [french]
             out += [adjectives[a][form] for a in adjs if a in after]
             i = j + 1
@@ -102,6 +103,8 @@ def test_agreement_and_adjective_order():
                                  (" the white apple ", " la pomme blanche "),
                                  (" a white apple ", " une pomme blanche "),
                                  (" two green mice ", " deux souris vertes "),
+                                 (" some small cats ", " de petits chats "),
+                                 (" some cats ", " des chats "),
                                  (" the red cat ", " le chat rouge ")]:
             if needle in s:
                 assert expected in t, (s, t)

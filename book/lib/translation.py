@@ -6,12 +6,16 @@ can reach BLEU 100), yet it is not a word-for-word copy:
 
 - nouns have a gender, and the determiner and adjectives agree with it and with the number:
   ``the small black cats`` -> ``les petits chats noirs``, ``a white apple`` -> ``une pomme blanche``;
-- most adjectives follow the noun (colours, moods), a few precede it (``petit``, ``grand``, ...);
+- most adjectives follow the noun (colours, moods), a few precede it (``petit``, ``grand``, ...),
+  and ``des`` becomes ``de`` before those (``some small cats`` -> ``de petits chats``);
 - negation wraps the verb: ``does not see`` -> ``ne voit pas``;
 - ``that`` becomes ``qui`` before a verb (subject relative) and ``que`` before a noun phrase
   (object relative); ``looks for`` -> ``cherche`` and ``in front of`` -> ``devant`` are
   several words to one;
-- prepositional phrases and relative clauses nest, so sentences run from 6 to 50+ tokens.
+- prepositional phrases and relative clauses nest, so sentences run from 6 to 60+ tokens.
+
+The sentences are grammatical but often absurd (``the mice in a white cow``): the words are
+drawn independently, as only the syntax matters here.
 
 Gold alignment: a list of ``(source index, target index)`` links, sorted. Each English word
 links to the French word(s) it becomes; ``does not``/``do not`` link to *both* ``ne`` and
@@ -139,11 +143,13 @@ class _Grammar:
             det = ("a", "une" if gender == "f" else "un")
         else:
             det = ("the", "la" if gender == "f" else "le")
-        det_en, det_fr = self.unit(*det)
         before_en, before_fr, after_en, after_fr = [], [], [], []
         if self.chance(0.3):
             adj = self.pick(ADJECTIVES_BEFORE)
             before_en, before_fr = self.unit(adj[0], adj[1 + form])
+            if det[1] == "des":  # des becomes de before an adjective: "de petits chats"
+                det = ("some", "de")
+        det_en, det_fr = self.unit(*det)
         if self.chance(0.4):
             adj = self.pick(ADJECTIVES_AFTER)
             after_en, after_fr = self.unit(adj[0], adj[1 + form])
