@@ -5,12 +5,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from seqbook import decoding, translation
 from seqbook.multihead import causal_mask
-from seqbook.transformer import (PAD, Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward,
+from seqbook.transformer import (BOS, PAD, Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward,
                                  Transformer)
 
 TOL = dict(atol=1e-5, rtol=1e-5)
-BOS, EOS = 1, 2
+EOS = translation.EOS
 
 
 def _randomise_norms(module, gen):
@@ -155,7 +156,7 @@ def test_padded_source_tokens_do_not_change_anything():
 def test_next_log_probs_equals_teacher_forced_forward():
     model = _model().eval()
     src, lengths, tgt_in = _batch()
-    next_log_probs = model.next_log_probs_fn(src[0])
+    next_log_probs = model.next_log_probs_fn(src[0].tolist())  # a list of ids works too
     prefixes = torch.tensor([[BOS, 4, 5], [BOS, 7, 3], [BOS, 4, 4]])
     lp = next_log_probs(prefixes)
     assert lp.shape == (3, 11)
@@ -181,7 +182,6 @@ def _argmax_decode(model, src_ids, max_len):
 
 
 def test_greedy_decoding_through_chapter_4():
-    decoding = pytest.importorskip("seqbook.decoding")
     model = _model(seed=3).eval()
     for src_ids in (torch.tensor([4, 5, 6, 7]), torch.tensor([9, 10])):
         hyp = decoding.greedy(model.next_log_probs_fn(src_ids), bos=BOS, eos=EOS, max_len=8)
@@ -189,7 +189,6 @@ def test_greedy_decoding_through_chapter_4():
 
 
 def test_beam_search_scores_are_the_models_log_probabilities():
-    decoding = pytest.importorskip("seqbook.decoding")
     model = _model(seed=3).eval()
     src_ids = torch.tensor([4, 5, 6, 7])
     hyps = decoding.beam_search(model.next_log_probs_fn(src_ids), bos=BOS, eos=EOS, beam_size=3,
@@ -204,13 +203,12 @@ def test_beam_search_scores_are_the_models_log_probabilities():
 
 
 def test_pad_is_the_translation_vocabularies_pad():
-    translation = pytest.importorskip("seqbook.translation")
-    assert PAD == translation.PAD
+    assert (PAD, BOS) == (translation.PAD, translation.BOS)
 
 
 def test_attention_maps_for_plotting():
     model = _model()
-    src_ids, tgt_ids = torch.tensor([4, 5, 6]), torch.tensor([BOS, 7, 8, 9])
+    src_ids, tgt_ids = [4, 5, 6], [7, 8, 9, EOS]  # the target words, without <bos>
     maps = model.attention_maps(src_ids, tgt_ids)
     assert [tuple(w.shape) for w in maps["encoder"]] == [(4, 3, 3)] * 2
     assert [tuple(w.shape) for w in maps["decoder_self"]] == [(4, 4, 4)] * 2
@@ -220,7 +218,12 @@ def test_attention_maps_for_plotting():
     for ws in maps.values():
         for w in ws:
             torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]), **TOL)
-    align = model.attention_for(src_ids, tgt_ids)
+    # The maps are those of teacher forcing with <bos> 7 8 9 as the decoder's input.
+    memory, padding = model.encode(torch.tensor([src_ids]))
+    _, dec = model.decode(torch.tensor([[BOS, 7, 8, 9]]), memory, padding, return_attention=True)
+    assert torch.equal(maps["cross"][1], dec[1]["cross"][0])
+    align = model.attention_for(torch.tensor(src_ids), torch.tensor(tgt_ids))
+    assert align.shape == (4, 3)
     torch.testing.assert_close(align, maps["cross"][-1].mean(0))
 
 
@@ -265,6 +268,8 @@ def test_model_rejects_bad_input():
         model(src, lengths[:1], tgt_in)
     with pytest.raises(ValueError, match="src_ids of shape"):
         model.next_log_probs_fn(src)
+    with pytest.raises(ValueError, match="tgt_ids of shape"):
+        model.attention_maps([4, 5], [])
     with pytest.raises(ValueError, match="one of"):
         _model(positions="rotary")
     with pytest.raises(ValueError, match="max_len = 256"):

@@ -36,11 +36,11 @@ from .multihead import (MultiHeadAttention, _check_float, _dropout_p, _positive_
 from .positions import make_positions
 from .seeding import _check_seed
 
-__all__ = ["PAD", "causal_mask", "padding_mask", "scaled_dot_product_attention",
+__all__ = ["PAD", "BOS", "causal_mask", "padding_mask", "scaled_dot_product_attention",
            "MultiHeadAttention", "PositionwiseFeedForward", "EncoderLayer", "DecoderLayer",
            "Encoder", "Decoder", "Transformer"]
 
-PAD = 0  # the padding id of every translation vocabulary (seqbook.translation.PAD)
+PAD, BOS = 0, 1  # the ids of every translation vocabulary (seqbook.translation.PAD, BOS)
 
 
 def _check_ids(ids, name: str, dims: int = 2) -> torch.Tensor:
@@ -53,6 +53,13 @@ def _check_ids(ids, name: str, dims: int = 2) -> torch.Tensor:
     if ids.dtype != torch.int64:
         raise TypeError(f"expected {name} of dtype torch.int64 (token ids), got {ids.dtype}")
     return ids
+
+
+def _as_ids(ids, name: str) -> torch.Tensor:
+    """One sentence as a 1-d int64 tensor (a list or tuple of ids is converted)."""
+    if isinstance(ids, (list, tuple)):
+        ids = torch.tensor(ids, dtype=torch.int64)
+    return _check_ids(ids, name, dims=1)
 
 
 # -- layers ---------------------------------------------------------------------------------
@@ -317,12 +324,12 @@ class Transformer(nn.Module):
         return self.decode(tgt_in, memory, src_padding)
 
     def next_log_probs_fn(self, src_ids):
-        """For ONE source sentence ``src_ids (src_len,)``: the function ``next_log_probs(
+        """For ONE source sentence ``src_ids`` (a 1-d list or tensor of ids): the function ``next_log_probs(
         prefixes (k, t)) -> (k, |V_tgt|)`` log-probabilities of the next token after each prefix
         (prefixes start with <bos>), for ``seqbook.decoding``. The source is encoded once; each
         call runs the decoder over the whole prefixes with the causal mask (no cache: simple,
         and exactly what training computed). Call ``model.eval()`` first so dropout is off."""
-        src_ids = _check_ids(src_ids, "src_ids", dims=1)
+        src_ids = _as_ids(src_ids, "src_ids")
         with torch.no_grad():
             memory, src_padding = self.encode(src_ids[None].to(self._device()))
 
@@ -336,21 +343,26 @@ class Transformer(nn.Module):
         return next_log_probs
 
     def attention_maps(self, src_ids, tgt_ids) -> dict[str, list[torch.Tensor]]:
-        """Every attention map for one pair, for plotting: ``src_ids (src_len,)`` and the
-        decoder's input ``tgt_ids (tgt_len,)`` (starting with <bos>). Returns ``{"encoder":
-        [(heads, src_len, src_len)] * layers, "decoder_self": [(heads, tgt_len, tgt_len)] *
-        layers, "cross": [(heads, tgt_len, src_len)] * layers}``, detached, on the CPU."""
-        src_ids = _check_ids(src_ids, "src_ids", dims=1)
-        tgt_ids = _check_ids(tgt_ids, "tgt_ids", dims=1)
+        """Every attention map of one pair under teacher forcing, for plotting. ``src_ids`` and
+        ``tgt_ids`` are 1-d lists or tensors of ids, ``tgt_ids`` the target words without
+        ``<bos>`` (as chapter 5's ``attention_for``): the decoder reads ``<bos>, tgt_ids[:-1]``,
+        so row ``j`` of a decoder map belongs to the position that predicts ``tgt_ids[j]``.
+
+        Returns ``{"encoder": [(heads, src_len, src_len)] * layers, "decoder_self":
+        [(heads, tgt_len, tgt_len)] * layers, "cross": [(heads, tgt_len, src_len)] * layers}``,
+        detached, on the CPU."""
+        src_ids, tgt_ids = _as_ids(src_ids, "src_ids"), _as_ids(tgt_ids, "tgt_ids")
+        tgt_in = torch.cat([torch.tensor([BOS]), tgt_ids[:-1]])
         device = self._device()
         with torch.no_grad():
             memory, src_padding, enc = self.encode(src_ids[None].to(device), return_attention=True)
-            _, dec = self.decode(tgt_ids[None].to(device), memory, src_padding, return_attention=True)
+            _, dec = self.decode(tgt_in[None].to(device), memory, src_padding, return_attention=True)
         return {"encoder": [w[0].cpu() for w in enc],
                 "decoder_self": [m["self"][0].cpu() for m in dec],
                 "cross": [m["cross"][0].cpu() for m in dec]}
 
     def attention_for(self, src_ids, tgt_ids) -> torch.Tensor:
-        """The last decoder layer's cross-attention averaged over heads: ``(tgt_len, src_len)``
-        (chapter 5's alignment-heatmap interface)."""
+        """The last decoder layer's cross-attention averaged over its heads, ``(len(tgt_ids),
+        len(src_ids))``, on the CPU: chapter 5's alignment-heatmap interface (``tgt_ids``
+        without ``<bos>``; see :meth:`attention_maps`)."""
         return self.attention_maps(src_ids, tgt_ids)["cross"][-1].mean(dim=0)
