@@ -129,6 +129,14 @@ def test_concat_score_is_the_additive_score_with_its_matrix_split():
         additive.v.weight.copy_(concat.v.weight)
     query, keys = randn(2, 3, 5, seed=1), randn(2, 6, 3, seed=2)
     torch.testing.assert_close(concat(query, keys), additive(query, keys))
+    # and it is v^T tanh(W [q; k] + b) on the concatenation of each (query, key) pair
+    naive = torch.empty(2, 3, 6)
+    for n in range(2):
+        for i in range(3):
+            for j in range(6):
+                pair = torch.cat([query[n, i], keys[n, j]])
+                naive[n, i, j] = concat.v.weight[0] @ torch.tanh(concat.W.weight @ pair + concat.W.bias)
+    torch.testing.assert_close(concat(query, keys), naive)
 
 
 def test_bad_score_settings_get_clear_errors():

@@ -19,7 +19,7 @@ The scores (Bahdanau et al. 2015, eq. 6 and appendix A; Luong et al. 2015, eq. 8
 - :class:`GeneralScore`   ``q^T W k`` (Luong's *general*; ``W k`` is prepared once per sentence);
 - :class:`ConcatScore`    ``v^T tanh(W [q; k] + b)`` (Luong's *concat*): the same family of
   functions as the additive score, written with one matrix on the concatenation (splitting
-  ``W`` into its query and key columns gives ``W_q q + W_k k``; a test shows it).
+  ``W`` into its query and key columns gives ``W_q q + W_k k``, which is how it is computed).
 
 The translation model built on these (:class:`BidirectionalEncoder`, :class:`AttentionDecoder`,
 :class:`AttentionSeq2Seq`) lives in :mod:`seqbook.attention_model` and can be imported from here
@@ -157,8 +157,11 @@ class GeneralScore(nn.Module):
 
 
 class ConcatScore(nn.Module):
-    """Luong's concat score ``e = v^T tanh(W [q; k] + b)`` with W (a, d_q + d_k), computed as
-    written, on the concatenation of every (query, key) pair."""
+    """Luong's concat score ``e = v^T tanh(W [q; k] + b)`` with W (a, d_q + d_k).
+
+    ``W [q; k] = W_q q + W_k k`` for W's first d_q columns W_q and the rest W_k, so ``W_k k + b``
+    is prepared once per sentence, as for the additive score, instead of multiplying the
+    concatenation of every (query, key) pair (the same numbers; a test checks both)."""
 
     def __init__(self, query_size: int, key_size: int, attention_size: int):
         super().__init__()
@@ -167,14 +170,14 @@ class ConcatScore(nn.Module):
         self.v = nn.Linear(attention_size, 1, bias=False)
 
     def prepare(self, keys: torch.Tensor) -> torch.Tensor:
-        return _check_3d(keys, "keys", f"(batch, keys, {self.key_size})", self.key_size)
+        """``W_k k + b`` for every key: (batch, keys, d_k) -> (batch, keys, a)."""
+        _check_3d(keys, "keys", f"(batch, keys, {self.key_size})", self.key_size)
+        return F.linear(keys, self.W.weight[:, self.query_size:], self.W.bias)
 
     def score(self, query: torch.Tensor, prepared: torch.Tensor) -> torch.Tensor:
         _check_3d(query, "query", f"(batch, queries, {self.query_size})", self.query_size)
-        batch, queries, keys = query.shape[0], query.shape[1], prepared.shape[1]
-        pairs = torch.cat([query[:, :, None, :].expand(batch, queries, keys, -1),
-                           prepared[:, None, :, :].expand(batch, queries, keys, -1)], dim=-1)
-        return self.v(torch.tanh(self.W(pairs))).squeeze(-1)
+        projected = F.linear(query, self.W.weight[:, :self.query_size])
+        return self.v(torch.tanh(projected[:, :, None, :] + prepared[:, None, :, :])).squeeze(-1)
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         return self.score(query, self.prepare(keys))
