@@ -253,6 +253,7 @@ def test_attention_matrix_for_one_pair(corpus):
     batch = make_batch([pair], src_vocab, tgt_vocab)
     _, full = model.forward_with_attention(batch.src, batch.src_lengths, batch.tgt_in)
     torch.testing.assert_close(weights, full[0, :len(tgt)])  # the <eos> row is left out
+    assert torch.equal(model.attention_for(torch.tensor(src), torch.tensor(tgt)), weights)
 
 
 def test_model_rejects_bad_settings_and_inputs(corpus):
@@ -273,6 +274,8 @@ def test_model_rejects_bad_settings_and_inputs(corpus):
         model(torch.ones(2, 3, dtype=torch.int64), torch.tensor([3, 3]), torch.ones(3, 4, dtype=torch.int64))
     with pytest.raises(ValueError, match="one sentence"):
         model.next_log_probs_fn(torch.ones(2, 3, dtype=torch.int64))
+    with pytest.raises(ValueError, match="non-empty 1-d list or tensor of ids"):
+        model.attention_for([4, 5, 6], torch.ones(2, 3, dtype=torch.int64))
 
 
 def test_training_on_the_translation_corpus_lowers_the_loss_and_is_deterministic(corpus):

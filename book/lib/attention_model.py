@@ -246,10 +246,10 @@ class AttentionSeq2Seq(nn.Module):
         row j holds the weights the decoder used when predicting target word j (``tgt_ids`` are
         the target words without ``<bos>``/``<eos>``). On the CPU."""
         src = self._one_source(src_ids)
-        tgt = torch.as_tensor(list(tgt_ids) if not isinstance(tgt_ids, torch.Tensor) else tgt_ids, dtype=torch.int64)
+        tgt = tgt_ids.cpu() if isinstance(tgt_ids, torch.Tensor) else torch.tensor(list(tgt_ids), dtype=torch.int64)
         if tgt.dim() != 1 or tgt.numel() == 0:
             raise ValueError(f"expected tgt_ids as a non-empty 1-d list or tensor of ids, got shape {tuple(tgt.shape)}")
-        tgt_in = torch.cat([torch.tensor([BOS]), tgt[:-1]])[None].to(src.device)
+        tgt_in = torch.cat([torch.tensor([BOS]), tgt[:-1].long()])[None].to(src.device)
         _, weights = self.forward_with_attention(src, torch.tensor([src.shape[1]]), tgt_in)
         return weights[0].cpu()
 
