@@ -145,7 +145,7 @@ def test_alignment_of_a_negated_sentence_with_reordering():
 
 
 def test_lengths_and_long_sentences():
-    long = generate_pairs(20, seed=3, min_len=40)
+    long = generate_pairs(10, seed=3, min_len=40)
     assert all(len(p.src) >= 40 for p in long)
     short = generate_pairs(20, seed=3, max_len=8)
     assert all(6 <= len(p.src) <= 8 for p in short)
