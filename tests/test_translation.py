@@ -114,7 +114,8 @@ def test_agreement_and_adjective_order():
 
 def test_gold_alignment_links_translations(pairs):
     lexicon = {("cat", "chat"), ("cats", "chats"), ("apple", "pomme"), ("apples", "pommes"), ("sees", "voit"),
-               ("see", "voient"), ("that", "qui"), ("that", "que"), ("black", "noir"), ("black", "noire"), ("black", "noirs"), ("black", "noires"),
+               ("see", "voient"), ("that", "qui"), ("that", "que"), ("black", "noir"), ("black", "noire"),
+               ("black", "noirs"), ("black", "noires"),
                ("does", "ne"), ("does", "pas"), ("not", "ne"), ("not", "pas"), ("do", "ne"), ("do", "pas"),
                ("looks", "cherche"), ("for", "cherche"), ("front", "devant")}
     checked = 0

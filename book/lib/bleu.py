@@ -65,7 +65,8 @@ class BleuScore:
 
     def __str__(self) -> str:
         ps = "/".join(f"{p:.1f}" for p in self.precisions)
-        return f"BLEU = {self.score:.2f} {ps} (BP = {self.brevity_penalty:.3f}, hyp_len = {self.hyp_len}, ref_len = {self.ref_len})"
+        return (f"BLEU = {self.score:.2f} {ps} (BP = {self.brevity_penalty:.3f}, "
+                f"hyp_len = {self.hyp_len}, ref_len = {self.ref_len})")
 
 
 def _as_references(refs, index: int) -> list[Sequence[str]]:

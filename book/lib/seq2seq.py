@@ -133,7 +133,8 @@ class Seq2Seq(nn.Module):
         super().__init__()
         for name, value in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value <= EOS:
-                raise ValueError(f"expected {name} as an integer > {EOS} (the special tokens come first), got {value!r}")
+                raise ValueError(f"expected {name} as an integer > {EOS} (the special tokens come first), "
+                                 f"got {value!r}")
         self.reverse_source = reverse_source
         self.tgt_vocab_size = tgt_vocab_size
         with torch.random.fork_rng(devices=[]):
