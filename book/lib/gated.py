@@ -14,7 +14,7 @@ LSTM (PyTorch's gate order i, f, g, o)::
 
     i = σ(W_ii x + b_ii + W_hi h + b_hi)        input gate
     f = σ(W_if x + b_if + W_hf h + b_hf)        forget gate
-    g = tanh(W_ig x + b_ig + W_hg h + b_hg)     candidate
+    g = tanh(W_ig x + b_ig + W_hg h + b_hg)     candidate (chapter 3 writes it \\tilde c_t)
     o = σ(W_io x + b_io + W_ho h + b_ho)        output gate
     c' = f * c + i * g,   h' = o * tanh(c')
 
