@@ -1,0 +1,256 @@
+"""Checkers for the exercises of chapter 4 (sequence to sequence, teacher forcing, greedy and
+beam search, BLEU).
+
+Right answers are computed here from the exercise's data (never typed in), and each checker
+tries the usual mistakes first so that a wrong answer gets a hint that names the mistake.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..bleu import brevity_penalty, clipped_matches, corpus_bleu
+from ..decoding import gnmt_penalty
+from .core import Wrong, checker, close, number, require_function
+
+# -- the data of the exercises (the chapter's exercise text states them) --------------------------
+BLEU_REFERENCE = "le chat noir voit la souris .".split()
+BLEU_HYPOTHESIS = "le chat voit la souris .".split()
+SEARCH_SIZES = dict(vocab_size=150, length=20, beam_size=5)
+# two finished hypotheses of one source sentence: (log-probability, length with <eos>)
+SHORT_HYPOTHESIS = (-3.0, 4)
+LONG_HYPOTHESIS = (-4.2, 11)
+LENGTH_ALPHA = 1.0
+SIGMOID_K = 100.0   # the inverse-sigmoid decay's k (Bengio et al. 2015)
+
+__all__ = ["check_bleu_by_hand", "check_search_sizes", "check_beam_step", "beam_step_reference",
+           "check_length_penalty", "check_inverse_sigmoid", "inverse_sigmoid_reference",
+           "BLEU_REFERENCE", "BLEU_HYPOTHESIS", "SEARCH_SIZES", "SHORT_HYPOTHESIS",
+           "LONG_HYPOTHESIS", "LENGTH_ALPHA", "SIGMOID_K"]
+
+
+# -- exercise: BLEU by hand ----------------------------------------------------------------------
+def _bleu_parts():
+    precisions = []
+    for n in range(1, 5):
+        m, t = clipped_matches(BLEU_HYPOTHESIS, [BLEU_REFERENCE], n)
+        precisions.append(m / t)
+    bp = brevity_penalty(len(BLEU_HYPOTHESIS), len(BLEU_REFERENCE))
+    return precisions, bp, corpus_bleu([BLEU_HYPOTHESIS], [BLEU_REFERENCE]).score
+
+
+@checker
+def check_bleu_by_hand(precisions, bp, bleu) -> str:
+    """The four modified precisions (fractions), the brevity penalty and BLEU (0..100) of
+    :data:`BLEU_HYPOTHESIS` against :data:`BLEU_REFERENCE`."""
+    if precisions is Ellipsis or bp is Ellipsis or bleu is Ellipsis:
+        raise NotImplementedError
+    if isinstance(precisions, (str, bytes)) or not hasattr(precisions, "__len__") or len(precisions) != 4:
+        raise Wrong(f"expected precisions as a list of four numbers (p_1, p_2, p_3, p_4), got {precisions!r:.60}.")
+    values = [number(p, f"p_{n}", "0.8") for n, p in enumerate(precisions, start=1)]
+    right_p, right_bp, right_bleu = _bleu_parts()
+    if all(close(v, 100 * r) for v, r in zip(values, right_p)):
+        raise Wrong("give the precisions as fractions between 0 and 1 (0.8, not 80).")
+    for n, (v, r) in enumerate(zip(values, right_p), start=1):
+        if not close(v, r):
+            t = len(BLEU_HYPOTHESIS) - n + 1
+            raise Wrong(f"p_{n} = {v:.4g} is not it: the hypothesis has {t} {n}-grams; count those that "
+                        f"also occur in the reference (each at most as often as it does there).")
+    bp = number(bp, "the brevity penalty")
+    if close(bp, 1.0):
+        raise Wrong("the brevity penalty is 1 only when the hypothesis is at least as long as the reference; "
+                    f"here c = {len(BLEU_HYPOTHESIS)} and r = {len(BLEU_REFERENCE)}.")
+    if close(bp, math.exp(1 - len(BLEU_HYPOTHESIS) / len(BLEU_REFERENCE))):
+        raise Wrong(f"brevity penalty {bp:.4g}: the ratio is upside down, BP = exp(1 - r / c) with r the "
+                    "reference's length and c the hypothesis's.")
+    if not close(bp, right_bp):
+        raise Wrong(f"brevity penalty {bp:.4g} is not it: BP = exp(1 - r / c) when c < r.")
+    bleu = number(bleu, "BLEU on the 0..100 scale")
+    geometric = math.exp(sum(math.log(p) for p in right_p) / 4)
+    if close(bleu, right_bleu / 100):
+        raise Wrong(f"{bleu:.4g} is BLEU on the 0..1 scale: multiply by 100 (BLEU is reported in 0..100).")
+    if close(bleu, 100 * geometric):
+        raise Wrong(f"BLEU {bleu:.4g} leaves out the brevity penalty: multiply the geometric mean by BP.")
+    if close(bleu, 100 * right_bp * sum(right_p) / 4):
+        raise Wrong(f"BLEU {bleu:.4g} uses the arithmetic mean of the precisions; BLEU takes the "
+                    "geometric mean, exp of the mean of the logs.")
+    if not close(bleu, right_bleu):
+        raise Wrong(f"BLEU {bleu:.4g} is not it: BP times the geometric mean of p_1..p_4, times 100.")
+    return (f"p = {', '.join(f'{p:.3g}' for p in right_p)}, BP = {right_bp:.4f}, "
+            f"BLEU = {right_bleu:.2f}.")
+
+
+# -- exercise: how big is each search? -----------------------------------------------------------
+@checker
+def check_search_sizes(exhaustive, beam_scored) -> str:
+    """The number of complete sequences of exactly T tokens over |V| (exhaustive search) and the
+    number of next-token scores beam search computes over T steps (``k * |V| * T``)."""
+    V, T, k = SEARCH_SIZES["vocab_size"], SEARCH_SIZES["length"], SEARCH_SIZES["beam_size"]
+    ex = number(exhaustive, "the number of sequences exhaustive search scores", "150 ** 20")
+    right = float(V) ** T
+    wrongs = [(float(T) ** V, f"that is T^|V|; each of the T positions can hold any of the |V| tokens."),
+              (float(V * T), "that is |V| T, what greedy search scores; exhaustive search scores whole "
+                             "sequences, one for every choice at every position."),
+              (float(k) ** T, "that is k^T; the tokens, not the beam, give the choices at each position.")]
+    if not close(ex, right):
+        for w, hint in wrongs:
+            if close(ex, w):
+                raise Wrong(f"exhaustive search: {ex:.4g}: {hint}")
+        raise Wrong(f"exhaustive search: {ex:.4g} is not it: count the sequences of exactly T = {T} "
+                    f"tokens over a vocabulary of {V}.")
+    beam = number(beam_scored, "the number of next-token scores beam search computes")
+    if close(beam, float(V * T)):
+        raise Wrong(f"beam search: {beam:g} is greedy search's count: beam search extends k hypotheses "
+                    "at every step.")
+    if close(beam, float(k * k * T)):
+        raise Wrong(f"beam search: {beam:g} counts only the k kept extensions of each hypothesis; it must "
+                    "score every token after each of the k hypotheses before choosing.")
+    if close(beam, float(k) * V ** T):
+        raise Wrong(f"beam search: {beam:.4g}: the beam keeps only k hypotheses at each step, so the "
+                    "work adds up over the steps rather than multiplying.")
+    if not close(beam, float(k * V * T), rel=1e-9):
+        raise Wrong(f"beam search: {beam:g} is not it: k hypotheses, each scored against all |V| "
+                    f"tokens, at each of T steps.")
+    return f"|V|^T = {right:.3g} sequences; beam search scores k |V| T = {k * V * T:,} extensions."
+
+
+# -- exercise: one step of beam search ------------------------------------------------------------
+def beam_step_reference(sums: torch.Tensor, log_probs: torch.Tensor, beam_size: int):
+    """(parents, tokens, totals) of the ``beam_size`` best extensions, best first."""
+    totals = sums[:, None] + log_probs
+    best, index = totals.flatten().topk(min(beam_size, totals.numel()))
+    vocab = log_probs.shape[1]
+    return index // vocab, index % vocab, best
+
+
+def _step_case(seed: int, k: int, vocab: int):
+    gen = torch.Generator().manual_seed(seed)
+    sums = -torch.rand(k, generator=gen, dtype=torch.float64) * 5
+    log_probs = torch.log_softmax(torch.randn(k, vocab, generator=gen, dtype=torch.float64) * 2, -1)
+    return sums, log_probs
+
+
+def _as_ints(x, what: str) -> list[int]:
+    if isinstance(x, torch.Tensor):
+        x = x.tolist()
+    try:
+        return [int(v) for v in x]
+    except (TypeError, ValueError):
+        raise Wrong(f"expected {what} as a list or 1-d tensor of integers, got {x!r:.60}.") from None
+
+
+def _diagnose_step(sums, log_probs, size: int, parents: list[int], tokens: list[int]) -> str | None:
+    """The usual mistake behind a wrong choice of extensions, when the choice shows it clearly."""
+    k, vocab = log_probs.shape
+    chosen = set(zip(parents, tokens))
+    per_parent = sorted(((float(sums[p] + log_probs[p].max()), p) for p in range(k)), reverse=True)
+    best_each = chosen == {(p, int(log_probs[p].argmax())) for _, p in per_parent[:size]}
+    by_token = log_probs.flatten().topk(min(size, log_probs.numel())).indices.tolist()
+    token_only = chosen == {(i // vocab, i % vocab) for i in by_token}
+    if best_each and not token_only:
+        return ("you kept the best token of each hypothesis; beam search compares all k |V| "
+                "extensions together, so two may share a parent.")
+    if token_only and not best_each:
+        return ("you ranked the extensions by the next token's log-probability alone; rank them by "
+                "the total, the hypothesis's sum plus the new token's log-probability.")
+    return None
+
+
+@checker
+def check_beam_step(beam_step) -> str:
+    """``beam_step(sums (k,), log_probs (k, |V|), beam_size) -> (parents, tokens, totals)``:
+    the ``beam_size`` best one-token extensions of the k hypotheses, best first."""
+    require_function(beam_step)
+    mistake = None   # a wrong choice whose cause is not clear yet: a later case may show it
+    for seed, (k, vocab, size) in enumerate([(5, 6, 3), (3, 7, 3), (4, 11, 5), (1, 9, 4)]):
+        sums, log_probs = _step_case(seed, k, vocab)
+        out = beam_step(sums.clone(), log_probs.clone(), size)
+        if not isinstance(out, (tuple, list)) or len(out) != 3:
+            raise Wrong(f"expected beam_step to return three things (parents, tokens, totals), got {out!r:.80}.")
+        parents, tokens = _as_ints(out[0], "parents"), _as_ints(out[1], "tokens")
+        totals = out[2].tolist() if isinstance(out[2], torch.Tensor) else list(out[2])
+        r_parents, r_tokens, r_totals = (t.tolist() for t in beam_step_reference(sums, log_probs, size))
+        if not (len(parents) == len(tokens) == len(totals)):
+            raise Wrong(f"parents, tokens and totals should have the same length, got {len(parents)}, "
+                        f"{len(tokens)} and {len(totals)}.")
+        if len(parents) != size:
+            raise Wrong(f"with {k} hypotheses, |V| = {vocab} and beam_size = {size}, keep {size} "
+                        f"extensions, got {len(parents)}.")
+        if sorted(zip(parents, tokens)) == sorted(zip(r_parents, r_tokens)) and (parents, tokens) != (r_parents, r_tokens):
+            raise Wrong("the right extensions, in the wrong order: return them best first.")
+        if (parents, tokens) != (r_parents, r_tokens) and \
+                sorted(zip(parents, tokens)) != sorted(zip(r_parents, r_tokens)):
+            hint = _diagnose_step(sums, log_probs, size, parents, tokens)
+            if hint:
+                raise Wrong(hint)
+        if (parents, tokens) != (r_parents, r_tokens):
+            if mistake is None:
+                mistake = (f"on a case with k = {k}, |V| = {vocab}, beam_size = {size} you chose (parent, "
+                        f"token) {list(zip(parents, tokens))}, expected {list(zip(r_parents, r_tokens))}.")
+            continue
+        if not all(close(float(a), b, rel=1e-6, abs_=1e-6) for a, b in zip(totals, r_totals)):
+            raise Wrong("the right extensions, but the totals are off: each is the parent's sum plus the "
+                        "token's log-probability.")
+    if mistake:
+        raise Wrong(mistake)
+    return "your step keeps the same extensions, in the same order, as the reference on four random cases."
+
+
+# -- exercise: length normalisation -----------------------------------------------------------------
+@checker
+def check_length_penalty(short_score, long_score, winner) -> str:
+    """GNMT scores (alpha = :data:`LENGTH_ALPHA`) of the two hypotheses, and which one wins
+    ("short" or "long") once normalised."""
+    scores = []
+    for name, value, (lp, n) in (("short", short_score, SHORT_HYPOTHESIS), ("long", long_score, LONG_HYPOTHESIS)):
+        v = number(value, f"the {name} hypothesis's score", "-3.0 / 1.5")
+        right = lp / gnmt_penalty(n, LENGTH_ALPHA)
+        if close(v, lp):
+            raise Wrong(f"{name}: {v:g} is the plain log-probability; divide by ((5 + |Y|) / 6) ** alpha.")
+        if close(v, lp / n):
+            raise Wrong(f"{name}: {v:.4g} divides by the length itself; GNMT divides by ((5 + |Y|) / 6) ** alpha.")
+        if close(v, lp * gnmt_penalty(n, LENGTH_ALPHA)):
+            raise Wrong(f"{name}: {v:.4g} multiplies by the penalty; the score divides the log-probability by it.")
+        if not close(v, right):
+            raise Wrong(f"{name}: {v:.4g} is not it: score = log P / ((5 + |Y|) / 6) ** alpha with |Y| = {n}.")
+        scores.append(right)
+    if winner is Ellipsis or winner is None:
+        raise NotImplementedError
+    if winner not in ("short", "long"):
+        raise Wrong(f"expected winner as the text 'short' or 'long', got {winner!r:.40}.")
+    right_winner = "short" if scores[0] > scores[1] else "long"
+    if winner != right_winner:
+        raise Wrong(f"the scores are right, but the higher (less negative) score wins: {right_winner}.")
+    return (f"scores {scores[0]:.3f} and {scores[1]:.3f}: normalised, the {right_winner} hypothesis wins; "
+            f"by plain log-probability the short one would.")
+
+
+# -- exercise: scheduled sampling's inverse-sigmoid decay -----------------------------------------------
+def inverse_sigmoid_reference(step: int, k: float = SIGMOID_K) -> float:
+    """Bengio et al.'s inverse-sigmoid decay: the probability of feeding the gold token."""
+    return k / (k + math.exp(step / k))
+
+
+@checker
+def check_inverse_sigmoid(teacher_forcing_at) -> str:
+    """``teacher_forcing_at(step) -> float``, the inverse-sigmoid decay with k = :data:`SIGMOID_K`."""
+    require_function(teacher_forcing_at)
+    steps = [0, 50, 300, 460, 700, 1500]
+    got = []
+    for s in steps:
+        got.append(number(teacher_forcing_at(s), f"teacher_forcing_at({s})"))
+    right = [inverse_sigmoid_reference(s) for s in steps]
+    if all(close(g, 1 - r, rel=1e-6) for g, r in zip(got, right)):
+        raise Wrong("that is the probability of feeding the model's own token; return the probability of "
+                    "the gold one, which starts near 1 and falls.")
+    no_scale = [SIGMOID_K / (SIGMOID_K + math.exp(min(s, 700))) for s in steps]
+    if all(close(g, r, rel=1e-6, abs_=1e-12) for g, r in zip(got, no_scale)):
+        raise Wrong("divide the step by k inside the exponential: exp(step / k).")
+    for s, g, r in zip(steps, got, right):
+        if not close(g, r, rel=1e-6):
+            raise Wrong(f"teacher_forcing_at({s}) = {g:.6g}, expected {r:.6g}: k / (k + exp(step / k)) "
+                        f"with k = {SIGMOID_K:g}.")
+    half = SIGMOID_K * math.log(SIGMOID_K)
+    return f"right; it passes 0.5 at step k ln k = {half:.0f} and is {right[-1]:.2g} at step 1500."
