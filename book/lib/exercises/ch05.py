@@ -1,0 +1,253 @@
+"""Checkers for the exercises of chapter 5 (attention).
+
+Right answers are computed here from the exercise's data (never typed in), and each checker
+tries the usual mistakes first so that a wrong answer gets a hint that names the mistake.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..alignment import alignment_error_rate
+from ..attention import masked_softmax
+from .core import Wrong, checker, close, number, require_function
+
+# -- the data of the exercises (the chapter's exercise text states them) --------------------------
+BY_HAND_QUERY = (1.0, 1.0)                          # q
+BY_HAND_KEYS = ((1.0, 0.0), (0.0, -1.0), (2.0, 1.0))  # k_1, k_2, k_3 (dot score)
+BY_HAND_VALUES = ((1.0, 0.0), (0.0, 1.0), (2.0, 2.0))  # v_1, v_2, v_3
+
+# "the cat does not eat ." -> "le chat ne mange pas ."
+AER_SOURCE = ("the", "cat", "does", "not", "eat", ".")
+AER_TARGET = ("le", "chat", "ne", "mange", "pas", ".")
+AER_SURE = ((0, 0), (1, 1), (2, 2), (2, 4), (3, 2), (3, 4), (4, 3), (5, 5))
+AER_PREDICTED = ((0, 0), (1, 1), (3, 2), (4, 3), (4, 4), (5, 5))
+
+COST_SOURCE_LEN, COST_TARGET_LEN = 30, 35         # one sentence pair
+COST_BATCH, COST_PADDED_SOURCE, COST_PADDED_TARGET = 64, 40, 45   # a padded batch
+
+__all__ = ["check_weights_and_context", "check_masked_softmax", "check_aer", "check_attention_cost",
+           "check_local_window", "local_window_reference", "by_hand_answer",
+           "BY_HAND_QUERY", "BY_HAND_KEYS", "BY_HAND_VALUES", "AER_SOURCE", "AER_TARGET", "AER_SURE",
+           "AER_PREDICTED", "COST_SOURCE_LEN", "COST_TARGET_LEN", "COST_BATCH", "COST_PADDED_SOURCE",
+           "COST_PADDED_TARGET"]
+
+
+def _vector(value, size: int, what: str) -> torch.Tensor:
+    """A list, tuple, array or tensor of ``size`` numbers as a float64 tensor."""
+    if value is None or value is Ellipsis:
+        raise NotImplementedError
+    try:
+        out = torch.as_tensor(value.tolist() if hasattr(value, "tolist") else value, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise Wrong(f"expected {what} as {size} numbers (a list or a tensor), got {type(value).__name__}.") from None
+    out = out.reshape(-1) if out.numel() == size else out
+    if tuple(out.shape) != (size,):
+        raise Wrong(f"expected {what} as {size} numbers, got shape {tuple(out.shape)}.")
+    if not bool(torch.isfinite(out).all()):
+        raise Wrong(f"expected finite numbers in {what}, got {out.tolist()}.")
+    return out
+
+
+def _near(a: torch.Tensor, b: torch.Tensor, tol: float = 2e-3) -> bool:
+    return bool((a - b).abs().max() <= tol)
+
+
+# -- exercise: attention weights and context by hand -------------------------------------------
+def by_hand_answer() -> tuple[torch.Tensor, torch.Tensor]:
+    """The right weights (3,) and context (2,) of the by-hand exercise (dot score)."""
+    q, K, V = (torch.tensor(x, dtype=torch.float64) for x in (BY_HAND_QUERY, BY_HAND_KEYS, BY_HAND_VALUES))
+    weights = torch.softmax(K @ q, dim=0)
+    return weights, weights @ V
+
+
+@checker
+def check_weights_and_context(weights, context) -> str:
+    """The dot-score attention weights a_j (3 numbers) and context c (2 numbers) for
+    :data:`BY_HAND_QUERY`, :data:`BY_HAND_KEYS` and :data:`BY_HAND_VALUES`."""
+    a = _vector(weights, 3, "the weights a_1, a_2, a_3")
+    c = _vector(context, 2, "the context c")
+    q, K, V = (torch.tensor(x, dtype=torch.float64) for x in (BY_HAND_QUERY, BY_HAND_KEYS, BY_HAND_VALUES))
+    scores = K @ q
+    right_a, right_c = by_hand_answer()
+    if not _near(a, right_a):
+        if _near(a, scores):
+            raise Wrong(f"{a.tolist()} are the scores e_j = q . k_j themselves; the weights are their "
+                        "softmax, exp(e_j) / sum_j' exp(e_j').")
+        if _near(a, torch.exp(scores)):
+            raise Wrong("these are exp(e_j) without dividing by their sum: the weights must add up to 1.")
+        if abs(float(scores.sum())) > 1e-9 and _near(a, scores / scores.sum()):
+            raise Wrong("the scores divided by their sum are not a softmax (and a negative score would give "
+                        "a negative weight): take exp(e_j) first, then normalise.")
+        if _near(a, torch.nn.functional.one_hot(scores.argmax(), 3).double()):
+            raise Wrong("a one-hot vector at the best key is hard attention (an argmax); soft attention gives "
+                        "every key the weight exp(e_j) / sum_j' exp(e_j').")
+        if _near(a, torch.full((3,), 1 / 3, dtype=torch.float64)):
+            raise Wrong("equal weights ignore the query: score each key with q . k_j first.")
+        raise Wrong(f"the weights {[round(x, 4) for x in a.tolist()]} are not softmax(q . k_j). Compute the "
+                    "three dot products, then the softmax.")
+    if not _near(c, right_c):
+        if _near(c, right_a @ K):
+            raise Wrong("that mixes the keys; the context mixes the values, c = sum_j a_j v_j.")
+        if _near(c, V.mean(0)):
+            raise Wrong("that is the plain average of the values; weight each value by its a_j.")
+        if _near(c, V[int(scores.argmax())]):
+            raise Wrong("that is the value of the best key only; the context is the weighted sum of all three.")
+        raise Wrong(f"the weights are right, but the context {[round(x, 4) for x in c.tolist()]} is not "
+                    "sum_j a_j v_j.")
+    w = ", ".join(f"{x:.4f}" for x in right_a.tolist())
+    return f"weights ({w}), context ({right_c[0]:.4f}, {right_c[1]:.4f})."
+
+
+# -- exercise: a masked softmax ----------------------------------------------------------------
+def _masked_cases():
+    gen = torch.Generator().manual_seed(5)
+    scores = torch.randn(3, 4, 6, generator=gen) * 3
+    lengths = torch.tensor([5, 4, 1])
+    mask = torch.arange(6)[None, :] < lengths[:, None]       # (batch, keys), True at real keys
+    big = torch.tensor([[[1000.0, 999.0, 1001.0]]])          # would overflow a naive exp
+    return [(scores, mask), (big, torch.tensor([[True, True, False]]))]
+
+
+@checker
+def check_masked_softmax(student_masked_softmax) -> str:
+    """``student_masked_softmax(scores (batch, queries, keys), mask (batch, keys) True at real
+    keys)`` must equal :func:`seqbook.attention.masked_softmax`, with weight exactly 0 at padding."""
+    require_function(student_masked_softmax)
+    for scores, mask in _masked_cases():
+        right = masked_softmax(scores, mask)
+        out = student_masked_softmax(scores.clone(), mask.clone())
+        if not isinstance(out, torch.Tensor):
+            raise Wrong(f"expected a tensor of weights, got {type(out).__name__}.")
+        if tuple(out.shape) != tuple(right.shape):
+            raise Wrong(f"expected weights of the scores' shape {tuple(right.shape)}, got {tuple(out.shape)}.")
+        out = out.detach().float()
+        if not bool(torch.isfinite(out).all()):
+            raise Wrong("some weights are nan or inf: subtract the row's maximum before exp, or fill the padded "
+                        "scores with -inf and let torch.softmax do it.")
+        padded = ~mask[:, None, :].expand_as(out)
+        if not _near(right, torch.softmax(scores, -1), 1e-5) and _near(out, torch.softmax(scores, -1), 1e-5):
+            raise Wrong("the mask is ignored: padded keys still get weight. Give them a score of -inf "
+                        "before the softmax.")
+        inverted = ~mask
+        if bool(inverted.any(-1).all()) and _near(out, masked_softmax(scores, inverted), 1e-5):
+            raise Wrong("the mask is the wrong way round: True marks a *real* key (Batch.src_mask), the "
+                        "one to keep.")
+        if bool((out[padded] != 0).any()):
+            raise Wrong(f"padded keys get weight up to {float(out[padded].abs().max()):.3g}; they must get "
+                        "exactly 0.")
+        if not _near(out.sum(-1), torch.ones(out.shape[:-1]), 1e-4):
+            raise Wrong("the weights of a row do not sum to 1: after zeroing the padded keys, the softmax must "
+                        "be normalised over the real keys only (mask the scores, not the weights).")
+        if not _near(out, right, 1e-5):
+            raise Wrong("the weights differ from a softmax over the real keys.")
+    return "padded keys get exactly 0 and each row is a softmax over its real keys."
+
+
+# -- exercise: AER by hand ---------------------------------------------------------------------
+@checker
+def check_aer(aer) -> str:
+    """The alignment error rate of :data:`AER_PREDICTED` against :data:`AER_SURE` (P = S)."""
+    value = number(aer, "the AER", "0.25")
+    a, s = set(AER_PREDICTED), set(AER_SURE)
+    right = alignment_error_rate(a, s)
+    hits = len(a & s)
+    precision, recall = hits / len(a), hits / len(s)
+    if close(value, right, rel=1e-3, abs_=2e-3):
+        return (f"AER = 1 - 2 * {hits} / ({len(a)} + {len(s)}) = {right:.4f}, one minus the F1 of "
+                f"precision {precision:.3f} and recall {recall:.3f}.")
+    f1 = 2 * precision * recall / (precision + recall)
+    if close(value, 1 - precision, abs_=2e-3):
+        raise Wrong(f"{value:.4g} is 1 - precision ({hits}/{len(a)}): it ignores the {len(s) - hits} gold links "
+                    "the prediction misses. AER divides by |A| + |S|.")
+    if close(value, 1 - recall, abs_=2e-3):
+        raise Wrong(f"{value:.4g} is 1 - recall ({hits}/{len(s)}): it ignores the predicted links that are "
+                    "wrong. AER divides by |A| + |S|.")
+    if close(value, f1, abs_=2e-3):
+        raise Wrong(f"{value:.4g} is the F1 score itself; AER is an error rate, 1 minus it.")
+    if close(value, 1 - hits / len(a | s), abs_=2e-3):
+        raise Wrong(f"{value:.4g} is 1 minus the Jaccard overlap |A ∩ S| / |A ∪ S|; AER counts the hits "
+                    "twice over |A| + |S|.")
+    raise Wrong(f"{value:.4g} is not it. Count |A ∩ S|, |A| and |S|, then AER = 1 - 2|A ∩ S| / (|A| + |S|) "
+                "when every gold link is sure.")
+
+
+# -- exercise: the cost of attention -----------------------------------------------------------
+@checker
+def check_attention_cost(sentence_scores, batch_scores, encoder_steps) -> str:
+    """Score evaluations for one pair of :data:`COST_SOURCE_LEN` source and
+    :data:`COST_TARGET_LEN` target steps; for a padded batch of :data:`COST_BATCH` pairs padded
+    to :data:`COST_PADDED_SOURCE` and :data:`COST_PADDED_TARGET`; and recurrent steps of a
+    bidirectional encoder over the one sentence."""
+    n, m = COST_SOURCE_LEN, COST_TARGET_LEN
+    one = number(sentence_scores, "the number of score evaluations for one pair")
+    batch = number(batch_scores, "the number of score evaluations for the padded batch")
+    steps = number(encoder_steps, "the number of encoder steps")
+    if one != m * n:
+        if one in (m + n, n, m):
+            raise Wrong(f"{one:g}: every one of the {m} decoder steps scores every one of the {n} source "
+                        "words, so the count is a product, not a sum or a length.")
+        if one == m * n / 2 or one == n * (n + 1) / 2:
+            raise Wrong(f"{one:g}: the decoder attends to the whole source at every step (no causal mask "
+                        "here), so every pair (i, j) is scored.")
+        raise Wrong(f"{one:g} is not the number of (decoder step, source word) pairs.")
+    b, ns, ms = COST_BATCH, COST_PADDED_SOURCE, COST_PADDED_TARGET
+    if batch != b * ns * ms:
+        if batch == b * m * n:
+            raise Wrong(f"{batch:g} uses the unpadded lengths; a padded batch computes a score for every "
+                        f"padded position too (masked afterwards): {b} x {ns} x {ms}.")
+        if batch == ns * ms:
+            raise Wrong(f"{batch:g} is one sentence's count; the batch has {b}.")
+        raise Wrong(f"{batch:g} is not it: batch x padded source x padded target.")
+    if steps != 2 * n:
+        if steps == n:
+            raise Wrong(f"{steps:g} counts one direction; a bidirectional encoder runs a second recurrence "
+                        "right to left over the same words.")
+        raise Wrong(f"{steps:g} is not it: each direction takes one step per source word.")
+    return (f"{m * n} scores for the pair, {b * ns * ms:,} for the padded batch (of which at most "
+            f"{b * m * n:,} are real), and {2 * n} encoder steps (two recurrences of {n}; they can run in "
+            "parallel, so the time is that of one).")
+
+
+# -- exercise: a local window around the diagonal ----------------------------------------------
+def local_window_reference(weights: torch.Tensor, width: int) -> torch.Tensor:
+    """``weights`` (tgt_len, src_len) kept only where ``|j - p_i| <= width``, with the diagonal
+    position ``p_i = round(i * (src_len - 1) / max(tgt_len - 1, 1))``, and renormalised so that
+    each row sums to 1 (a row with no weight left in the window gets its diagonal word)."""
+    m, n = weights.shape
+    centre = torch.round(torch.arange(m, dtype=torch.float64) * (n - 1) / max(m - 1, 1))
+    inside = (torch.arange(n)[None, :] - centre[:, None]).abs() <= width
+    kept = weights.double() * inside
+    total = kept.sum(-1, keepdim=True)
+    fallback = torch.nn.functional.one_hot(centre.long(), n).double()
+    return torch.where(total > 0, kept / total.clamp_min(1e-300), fallback).to(weights.dtype)
+
+
+@checker
+def check_local_window(student_local_window) -> str:
+    """``student_local_window(weights (tgt_len, src_len), width) -> weights`` restricted to the
+    window ``|j - p_i| <= width`` around the diagonal position and renormalised (see
+    :func:`local_window_reference`)."""
+    require_function(student_local_window)
+    gen = torch.Generator().manual_seed(3)
+    for m, n, width in ((5, 8, 1), (7, 4, 0), (6, 6, 2), (3, 9, 10)):
+        weights = torch.softmax(torch.randn(m, n, generator=gen) * 2, -1)
+        right = local_window_reference(weights, width)
+        out = student_local_window(weights.clone(), width)
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (m, n):
+            got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            raise Wrong(f"expected a ({m}, {n}) tensor of weights, got {got}.")
+        out = out.detach().double()
+        if _near(out, right.double(), 1e-5):
+            continue
+        unnormalised = weights.double() * (right > 0)
+        if _near(out, unnormalised, 1e-5):
+            raise Wrong("the window is right but the rows no longer sum to 1: divide each row by what is left.")
+        if _near(out.sum(-1), torch.ones(m, dtype=torch.float64), 1e-4) and width == 0:
+            raise Wrong(f"with width 0 only the diagonal word p_i = round(i (n-1)/(m-1)) survives "
+                        f"(tgt_len {m}, src_len {n}): check the centre of your window.")
+        raise Wrong(f"for tgt_len {m}, src_len {n}, width {width} the weights differ from the windowed, "
+                    "renormalised ones: centre p_i = round(i (n-1)/(m-1)), keep |j - p_i| <= width.")
+    return "the window keeps |j - p_i| <= width around the diagonal, and each row sums to 1."

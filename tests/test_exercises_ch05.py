@@ -1,0 +1,145 @@
+"""Chapter 5's checkers accept right answers, name typical mistakes, and never raise."""
+
+import torch
+
+from seqbook.alignment import alignment_error_rate
+from seqbook.attention import masked_softmax
+from seqbook.exercises.ch05 import (AER_PREDICTED, AER_SURE, BY_HAND_KEYS, BY_HAND_QUERY, BY_HAND_VALUES,
+                                    COST_BATCH, COST_PADDED_SOURCE, COST_PADDED_TARGET, COST_SOURCE_LEN,
+                                    COST_TARGET_LEN, check_aer, check_attention_cost, check_local_window,
+                                    check_masked_softmax, check_weights_and_context, local_window_reference)
+
+
+def _verdict(v, passed, *words):
+    assert bool(v) is passed, v.message
+    for w in words:
+        assert w in v.message, v.message
+
+
+# -- weights and context by hand -----------------------------------------------------------------
+def test_weights_and_context(capsys):
+    q, K, V = (torch.tensor(x) for x in (BY_HAND_QUERY, BY_HAND_KEYS, BY_HAND_VALUES))
+    scores = K @ q
+    a = torch.exp(scores) / torch.exp(scores).sum()     # written out, not the checker's softmax
+    c = (a[:, None] * V).sum(0)
+    _verdict(check_weights_and_context(a, c), True, "weights")
+    assert "✅" in capsys.readouterr().out
+    _verdict(check_weights_and_context(a.tolist(), [float(x) for x in c]), True)
+    _verdict(check_weights_and_context(scores, c), False, "scores")
+    _verdict(check_weights_and_context(torch.exp(scores), c), False, "sum")
+    _verdict(check_weights_and_context(torch.nn.functional.one_hot(scores.argmax(), 3), c), False, "hard")
+    _verdict(check_weights_and_context([1 / 3] * 3, c), False, "ignore the query")
+    _verdict(check_weights_and_context(a, a @ K), False, "keys")
+    _verdict(check_weights_and_context(a, V.mean(0)), False, "average")
+    _verdict(check_weights_and_context(a, V[int(scores.argmax())]), False, "best key")
+    _verdict(check_weights_and_context(a, [0.0, 0.0]), False, "context")
+    _verdict(check_weights_and_context(..., c), False, "placeholder")
+    _verdict(check_weights_and_context(a, [1.0, 2.0, 3.0]), False, "2 numbers")
+    _verdict(check_weights_and_context("abc", c), False, "expected")
+
+
+# -- masked softmax ------------------------------------------------------------------------------
+def test_masked_softmax():
+    def right(scores, mask):
+        filled = scores.masked_fill(~mask[:, None, :], float("-inf"))
+        return torch.softmax(filled, dim=-1)
+
+    def ignores_mask(scores, mask):
+        return torch.softmax(scores, -1)
+
+    def inverted(scores, mask):
+        return right(scores, ~mask) if bool((~mask).any(-1).all()) else torch.softmax(scores, -1)
+
+    def zeroed_after(scores, mask):
+        return torch.softmax(scores, -1) * mask[:, None, :]
+
+    def naive_exp(scores, mask):
+        e = torch.exp(scores) * mask[:, None, :]
+        return e / e.sum(-1, keepdim=True)
+
+    def small_not_zero(scores, mask):
+        return torch.softmax(scores.masked_fill(~mask[:, None, :], -20.0), dim=-1)
+
+    _verdict(check_masked_softmax(right), True, "exactly 0")
+    _verdict(check_masked_softmax(masked_softmax), True)
+    _verdict(check_masked_softmax(ignores_mask), False, "ignored")
+    _verdict(check_masked_softmax(inverted), False, "wrong way round")
+    _verdict(check_masked_softmax(zeroed_after), False, "sum to 1")
+    _verdict(check_masked_softmax(naive_exp), False, "nan")
+    _verdict(check_masked_softmax(small_not_zero), False, "exactly 0")
+    _verdict(check_masked_softmax(lambda s, m: s[..., :2]), False, "shape")
+    _verdict(check_masked_softmax(lambda s, m: 1 / 0), False, "ZeroDivisionError")
+    _verdict(check_masked_softmax(None), False, "placeholder")
+    _verdict(check_masked_softmax(3), False, "function")
+
+
+# -- AER by hand -----------------------------------------------------------------------------------
+def test_aer():
+    a, s = set(AER_PREDICTED), set(AER_SURE)
+    hits = len(a & s)
+    right = 1 - 2 * hits / (len(a) + len(s))
+    assert abs(right - alignment_error_rate(a, s)) < 1e-12
+    _verdict(check_aer(right), True, "precision")
+    _verdict(check_aer(round(right, 3)), True)
+    _verdict(check_aer(str(right)), True)
+    _verdict(check_aer(1 - hits / len(a)), False, "precision")
+    _verdict(check_aer(1 - hits / len(s)), False, "recall")
+    _verdict(check_aer(2 * hits / (len(a) + len(s))), False, "F1")
+    _verdict(check_aer(1 - hits / len(a | s)), False, "Jaccard")
+    _verdict(check_aer(0.5), False, "not it")
+    _verdict(check_aer(...), False, "placeholder")
+    _verdict(check_aer("a lot"), False, "text")
+
+
+# -- cost ------------------------------------------------------------------------------------------
+def test_attention_cost():
+    n, m = COST_SOURCE_LEN, COST_TARGET_LEN
+    padded = COST_BATCH * COST_PADDED_SOURCE * COST_PADDED_TARGET
+    _verdict(check_attention_cost(m * n, padded, 2 * n), True, f"{m * n}")
+    _verdict(check_attention_cost(m + n, padded, 2 * n), False, "product")
+    _verdict(check_attention_cost(m * n + 1, padded, 2 * n), False, "pairs")
+    _verdict(check_attention_cost(m * n, COST_BATCH * m * n, 2 * n), False, "padded")
+    _verdict(check_attention_cost(m * n, COST_PADDED_SOURCE * COST_PADDED_TARGET, 2 * n), False, "one sentence")
+    _verdict(check_attention_cost(m * n, padded + 1, 2 * n), False, "not it")
+    _verdict(check_attention_cost(m * n, padded, n), False, "one direction")
+    _verdict(check_attention_cost(m * n, padded, 3 * n), False, "not it")
+    _verdict(check_attention_cost(..., padded, 2 * n), False, "placeholder")
+
+
+# -- local window ----------------------------------------------------------------------------------
+def test_local_window():
+    def right(weights, width):
+        m, n = weights.shape
+        out = torch.zeros_like(weights)
+        for i in range(m):
+            p = round(i * (n - 1) / max(m - 1, 1))
+            lo, hi = max(0, p - width), min(n, p + width + 1)
+            total = weights[i, lo:hi].sum()
+            if total > 0:
+                out[i, lo:hi] = weights[i, lo:hi] / total
+            else:
+                out[i, p] = 1.0
+        return out
+
+    def unnormalised(weights, width):
+        return right(weights, width) * weights[:, :].sum(-1, keepdim=True) * 0 + \
+            weights * (right(weights, width) > 0)
+
+    def wrong_centre(weights, width):
+        m, n = weights.shape
+        out = torch.zeros_like(weights)
+        for i in range(m):
+            p = min(i, n - 1)                  # the identity diagonal, not the stretched one
+            lo, hi = max(0, p - width), min(n, p + width + 1)
+            out[i, lo:hi] = weights[i, lo:hi] / weights[i, lo:hi].sum()
+        return out
+
+    w = torch.softmax(torch.randn(4, 6), -1)
+    assert torch.allclose(right(w, 1), local_window_reference(w, 1))
+    _verdict(check_local_window(right), True, "window")
+    _verdict(check_local_window(local_window_reference), True)
+    _verdict(check_local_window(lambda w, k: w), False, "differ")
+    _verdict(check_local_window(unnormalised), False, "sum to 1")
+    _verdict(check_local_window(wrong_centre), False, "centre")
+    _verdict(check_local_window(lambda w, k: w[:2]), False, "expected a")
+    _verdict(check_local_window(...), False, "placeholder")
