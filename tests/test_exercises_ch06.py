@@ -91,6 +91,8 @@ def test_attention_right_and_wrong():
         raise RuntimeError("boom")
 
     _verdict(check_attention(raises), False, "RuntimeError")
+    _verdict(check_attention(lambda q, k, v, key_padding_mask=None, causal=False: None), False,
+             "placeholder")
 
 
 # -- parameter counts ------------------------------------------------------------------------------
