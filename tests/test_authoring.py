@@ -83,3 +83,13 @@ def test_the_website_build_is_set_up_for_a_shared_machine():
     build_env = re.search(r"^BUILD_ENV := (.*)$", (ROOT / "Makefile").read_text(), re.M).group(1)
     assert "OMP_NUM_THREADS=1" in build_env.split()
     assert yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"] >= 1800
+
+
+def test_benchmark_reports_wall_and_cpu_time_of_a_kernel(tmp_path):
+    from seqbook.authoring import benchmark
+
+    nb = write(tmp_path / "ch09_busy.ipynb", C("total = sum(i * i for i in range(3_000_000))"))
+    result = benchmark.run_one(nb)
+    assert result["cpu_s"] > 0.1 and result["wall_s"] > 0.1 and result["peak_mib"] > 10
+    row = benchmark.table({"ch09_busy.ipynb": result}).splitlines()[-1]
+    assert row.startswith("| `ch09_busy.ipynb` |") and row.count("|") == 5
