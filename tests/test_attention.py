@@ -9,7 +9,7 @@ from seqbook.attention import (AdditiveScore, AttentionSeq2Seq, BidirectionalEnc
                                GeneralScore, attention, make_score, masked_softmax)
 from seqbook.decoding import beam_search, greedy
 from seqbook.seeding import generator
-from seqbook.seq2seq import greedy_batch, masked_cross_entropy, train_translation
+from seqbook.seq2seq import greedy_batch, train_translation
 from seqbook.translation import BOS, EOS, build_vocabs, make_batch, make_batches, make_splits
 
 STYLES = {"bahdanau": dict(style="bahdanau"), "luong": dict(style="luong"),

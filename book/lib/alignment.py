@@ -3,7 +3,7 @@
 A word alignment is a set of *links* ``(source index, target index)``, the format of
 :class:`seqbook.translation.SentencePair`'s ``alignment``. :func:`argmax_alignment` links each
 target word to the source word it attends to most (as Luong et al. 2015, section 5.4, do to
-score their attention). The alignment error rate (Och & Ney 2003, section 4.1) compares a
+score their attention). The alignment error rate (Och & Ney 2003) compares a
 predicted alignment A with gold *sure* links S and *possible* links P (S is a subset of P)::
 
     AER = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)
