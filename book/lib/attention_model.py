@@ -30,15 +30,14 @@ Either takes any ``score=`` of ``"additive"``, ``"dot"``, ``"general"``, ``"conc
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .attention import _masked_softmax, make_score
-from .seq2seq import Seq2Seq, _check_ids
+from .seq2seq import StepwiseTranslator, _check_ids, check_source, check_vocab_sizes
 from .translation import BOS, EOS, PAD
 
 STYLES = ("bahdanau", "luong")
@@ -173,7 +172,7 @@ class AttentionDecoder(nn.Module):
         return self.out(features), weights, state._replace(hidden=last[0], weights=weights[:, -1])
 
 
-class AttentionSeq2Seq(nn.Module):
+class AttentionSeq2Seq(StepwiseTranslator, nn.Module):
     """Bidirectional GRU encoder + attention GRU decoder, with chapter 4's model interface.
 
     ``hidden_size`` is the decoder's d_h (even: each encoder direction has d_h / 2 units);
@@ -183,16 +182,11 @@ class AttentionSeq2Seq(nn.Module):
     only) drops ~h_{t-1} from the GRU's input, so teacher forcing runs the GRU over the whole
     target in one call, much faster. Parameters come from ``seed``."""
 
-    forward_scheduled = Seq2Seq.forward_scheduled  # uses only start/step: scheduled sampling works as in chapter 4
-
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_size: int = 64, hidden_size: int = 128,
                  score: str = "additive", style: str = "bahdanau", attention_size: int | None = None,
                  input_feeding: bool = True, num_encoder_layers: int = 1, seed: int = 0):
         super().__init__()
-        for name, value in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= EOS:
-                raise ValueError(f"expected {name} as an integer > {EOS} (the special tokens come first), "
-                                 f"got {value!r}")
+        check_vocab_sizes(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
         if isinstance(hidden_size, bool) or not isinstance(hidden_size, int) or hidden_size < 2 or hidden_size % 2:
             raise ValueError(f"expected an even hidden_size >= 2 (each encoder direction gets half), "
                              f"got {hidden_size!r}")
@@ -206,12 +200,7 @@ class AttentionSeq2Seq(nn.Module):
 
     def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> AttentionState:
         """Encode the source: annotations, mask and the decoder's initial state."""
-        _check_ids(src, "src", 2)
-        _check_ids(src_lengths, "src_lengths", 1)
-        if src_lengths.shape[0] != src.shape[0]:
-            raise ValueError(f"expected {src.shape[0]} src_lengths (one per sentence), got {src_lengths.shape[0]}")
-        if src_lengths.min() < 1 or src_lengths.max() > src.shape[1]:
-            raise ValueError(f"expected src_lengths between 1 and {src.shape[1]}, got {src_lengths.tolist()}")
+        check_source(src, src_lengths)
         keys, hidden = self.encoder(src, src_lengths)
         mask = torch.arange(src.shape[1], device=src.device)[None, :] < src_lengths.to(src.device)[:, None]
         return self.decoder.initial_state(keys, mask, hidden)
@@ -232,20 +221,12 @@ class AttentionSeq2Seq(nn.Module):
         logits, weights, _ = self.decoder(tgt_in, self.start(src, src_lengths))
         return logits, weights
 
-    def _one_source(self, src_ids) -> torch.Tensor:
-        if isinstance(src_ids, (list, tuple)):
-            src_ids = torch.tensor(src_ids, dtype=torch.int64)
-        if not isinstance(src_ids, torch.Tensor) or src_ids.dim() != 1 or src_ids.numel() == 0:
-            got = tuple(src_ids.shape) if isinstance(src_ids, torch.Tensor) else type(src_ids).__name__
-            raise ValueError(f"expected src_ids as a non-empty 1-d list or tensor of ids (one sentence), got {got}")
-        return src_ids.to(next(self.parameters()).device, torch.int64)[None]
-
     @torch.no_grad()
     def attention_for(self, src_ids, tgt_ids) -> torch.Tensor:
         """The (len(tgt_ids), len(src_ids)) attention matrix of one pair under teacher forcing:
         row j holds the weights the decoder used when predicting target word j (``tgt_ids`` are
         the target words without ``<bos>``/``<eos>``). On the CPU."""
-        src = self._one_source(src_ids)
+        src = self.one_source(src_ids)
         tgt = tgt_ids.cpu() if isinstance(tgt_ids, torch.Tensor) else torch.tensor(list(tgt_ids), dtype=torch.int64)
         if tgt.dim() != 1 or tgt.numel() == 0:
             raise ValueError(f"expected tgt_ids as a non-empty 1-d list or tensor of ids, got shape {tuple(tgt.shape)}")
@@ -258,7 +239,7 @@ class AttentionSeq2Seq(nn.Module):
         """The model's greedy translation of one sentence (ids, without ``<eos>``) and the
         (len(ids), len(src_ids)) weights it used for them (on the CPU). ``max_len`` counts
         generated tokens (default: twice the source length plus 10)."""
-        src = self._one_source(src_ids)
+        src = self.one_source(src_ids)
         state = self.start(src, torch.tensor([src.shape[1]]))
         token, ids, rows = torch.tensor([BOS], device=src.device), [], []
         for _ in range(max_len or 2 * src.shape[1] + 10):
@@ -269,33 +250,3 @@ class AttentionSeq2Seq(nn.Module):
             ids.append(int(token))
             rows.append(state.weights[0].cpu())
         return ids, torch.stack(rows) if rows else torch.zeros(0, src.shape[1])
-
-    @torch.no_grad()
-    def next_log_probs_fn(self, src_ids) -> Callable[[torch.Tensor], torch.Tensor]:
-        """``next_log_probs(prefixes (k, t)) -> (k, |V_tgt|)`` for one source sentence, for
-        :mod:`seqbook.decoding`. The state after each prefix is cached (keyed by its ids), so each
-        call runs one decoder step from each new prefix's parent."""
-        src = self._one_source(src_ids)
-        device = src.device
-        cache: dict[tuple[int, ...], tuple[AttentionState, torch.Tensor | None]] = {
-            (): (self.start(src, torch.tensor([src.shape[1]])), None)}
-
-        def extend(prefixes: list[tuple[int, ...]]) -> None:
-            parents = AttentionState.cat([cache[p[:-1]][0] for p in prefixes])
-            logits, states = self.step(torch.tensor([p[-1] for p in prefixes], device=device), parents)
-            log_probs = F.log_softmax(logits.float(), dim=-1)
-            for row, p in enumerate(prefixes):
-                cache[p] = (states.select([row]), log_probs[row:row + 1])
-
-        @torch.no_grad()
-        def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
-            if not isinstance(prefixes, torch.Tensor) or prefixes.dim() != 2 or prefixes.shape[1] < 1:
-                got = tuple(prefixes.shape) if isinstance(prefixes, torch.Tensor) else type(prefixes).__name__
-                raise ValueError(f"expected prefixes as a (k, t) tensor of ids starting with <bos>, got {got}")
-            keys = [tuple(row) for row in prefixes.tolist()]
-            missing = sorted({k[:n] for k in keys for n in range(1, len(k) + 1)} - cache.keys())
-            for length in sorted({len(k) for k in missing}):  # parents before children
-                extend([k for k in missing if len(k) == length])
-            return torch.cat([cache[k][1] for k in keys])
-
-        return next_log_probs

@@ -47,6 +47,93 @@ def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return src.gather(1, index)
 
 
+def check_vocab_sizes(**sizes) -> None:
+    """Every vocabulary size must be an integer above the special ids (which come first)."""
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value <= EOS:
+            raise ValueError(f"expected {name} as an integer > {EOS} (the special tokens come first), "
+                             f"got {value!r}")
+
+
+def check_source(src: torch.Tensor, src_lengths: torch.Tensor) -> None:
+    """A padded batch of source ids (batch, src_len) and its lengths (batch,), each in 1..src_len."""
+    _check_ids(src, "src", 2)
+    _check_ids(src_lengths, "src_lengths", 1)
+    if src_lengths.shape[0] != src.shape[0]:
+        raise ValueError(f"expected {src.shape[0]} src_lengths (one per sentence), got {src_lengths.shape[0]}")
+    if src_lengths.min() < 1 or src_lengths.max() > src.shape[1]:
+        raise ValueError(f"expected src_lengths between 1 and {src.shape[1]}, got {src_lengths.tolist()}")
+
+
+class StepwiseTranslator:
+    """What every model that decodes one token at a time gets from two methods of its own,
+    ``start(src, src_lengths) -> state`` and ``step(tokens, state) -> (logits, state)``, where a
+    state has ``select(rows)`` and a static ``cat(states)``: scheduled sampling and the cached
+    ``next_log_probs`` function of :mod:`seqbook.decoding`. (Chapter 4's :class:`Seq2Seq` and
+    chapter 5's attention model share it.)"""
+
+    def one_source(self, src_ids) -> torch.Tensor:
+        """One sentence's ids (a list or 1-d tensor) as a (1, src_len) tensor on the model's device."""
+        if isinstance(src_ids, (list, tuple)):
+            src_ids = torch.tensor(src_ids, dtype=torch.int64)
+        if not isinstance(src_ids, torch.Tensor) or src_ids.dim() != 1 or src_ids.numel() == 0:
+            got = tuple(src_ids.shape) if isinstance(src_ids, torch.Tensor) else type(src_ids).__name__
+            raise ValueError(f"expected src_ids as a non-empty 1-d list or tensor of ids (one sentence), got {got}")
+        return src_ids.to(next(self.parameters()).device, torch.int64)[None]
+
+    def forward_scheduled(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor,
+                          teacher_forcing: float, gen: torch.Generator) -> torch.Tensor:
+        """Logits like ``forward``, but at each step t > 0 each sentence reads the gold token with
+        probability ``teacher_forcing`` and otherwise the argmax of its own previous prediction
+        (Bengio et al. 2015). The coins come from ``gen``, a CPU generator. No gradient flows
+        through the argmax."""
+        _check_ids(tgt_in, "tgt_in", 2)
+        if not 0.0 <= teacher_forcing <= 1.0:
+            raise ValueError(f"expected teacher_forcing between 0 and 1, got {teacher_forcing!r}")
+        state = self.start(src, src_lengths)
+        tokens, steps = tgt_in[:, 0], []
+        for t in range(tgt_in.shape[1]):
+            if t > 0:
+                gold = torch.rand(tgt_in.shape[0], generator=gen) < teacher_forcing
+                tokens = torch.where(gold.to(tgt_in.device), tgt_in[:, t], steps[-1].argmax(-1))
+            logits, state = self.step(tokens, state)
+            steps.append(logits)
+        return torch.stack(steps, dim=1)
+
+    @torch.no_grad()
+    def next_log_probs_fn(self, src_ids) -> Callable[[torch.Tensor], torch.Tensor]:
+        """``next_log_probs(prefixes (k, t)) -> (k, |V_tgt|)`` for one source sentence.
+
+        The decoder state after each prefix is cached (keyed by the prefix's ids), so a call
+        only runs one decoder step from each new prefix's parent, as decoding extends prefixes
+        one token at a time. Put the model in ``eval()`` mode first if it has dropout."""
+        src = self.one_source(src_ids)
+        root = self.start(src, torch.tensor([src.shape[1]]))
+        cache: dict[tuple[int, ...], tuple] = {(): (root, None)}
+
+        def extend(prefixes: list[tuple[int, ...]]) -> None:
+            """Run one decoder step from the cached parents of ``prefixes`` (all of one length)."""
+            parents = type(root).cat([cache[p[:-1]][0] for p in prefixes])
+            tokens = torch.tensor([p[-1] for p in prefixes], device=src.device)
+            logits, states = self.step(tokens, parents)
+            log_probs = F.log_softmax(logits.float(), dim=-1)
+            for row, p in enumerate(prefixes):
+                cache[p] = (states.select([row]), log_probs[row:row + 1])
+
+        @torch.no_grad()
+        def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
+            if not isinstance(prefixes, torch.Tensor) or prefixes.dim() != 2 or prefixes.shape[1] < 1:
+                got = tuple(prefixes.shape) if isinstance(prefixes, torch.Tensor) else type(prefixes).__name__
+                raise ValueError(f"expected prefixes as a (k, t) tensor of ids starting with <bos>, got {got}")
+            keys = [tuple(row) for row in prefixes.tolist()]
+            missing = sorted({k[:n] for k in keys for n in range(1, len(k) + 1)} - cache.keys())
+            for length in sorted({len(k) for k in missing}):  # parents before children
+                extend([k for k in missing if len(k) == length])
+            return torch.cat([cache[k][1] for k in keys])
+
+        return next_log_probs
+
+
 class Encoder(nn.Module):
     """Token ids (batch, src_len) -> outputs (batch, src_len, d_h) and the final state.
 
@@ -116,7 +203,7 @@ class Decoder(nn.Module):
         return self.out(outputs), DecoderState(hidden, state.context)
 
 
-class Seq2Seq(nn.Module):
+class Seq2Seq(StepwiseTranslator, nn.Module):
     """Encoder-decoder translation model (the interface of chapters 4-6).
 
     - ``forward(src, src_lengths, tgt_in) -> logits`` (batch, tgt_len, |V_tgt|), teacher forcing;
@@ -131,10 +218,7 @@ class Seq2Seq(nn.Module):
                  num_layers: int = 1, cell: str = "gru", reverse_source: bool = False, feed_context: bool = True,
                  seed: int = 0):
         super().__init__()
-        for name, value in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= EOS:
-                raise ValueError(f"expected {name} as an integer > {EOS} (the special tokens come first), "
-                                 f"got {value!r}")
+        check_vocab_sizes(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
         self.reverse_source = reverse_source
         self.tgt_vocab_size = tgt_vocab_size
         with torch.random.fork_rng(devices=[]):
@@ -144,12 +228,7 @@ class Seq2Seq(nn.Module):
 
     def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
         """Encode the source: the decoder's initial state (the encoder's final state) and context."""
-        _check_ids(src, "src", 2)
-        _check_ids(src_lengths, "src_lengths", 1)
-        if src_lengths.shape[0] != src.shape[0]:
-            raise ValueError(f"expected {src.shape[0]} src_lengths (one per sentence), got {src_lengths.shape[0]}")
-        if src_lengths.min() < 1 or src_lengths.max() > src.shape[1]:
-            raise ValueError(f"expected src_lengths between 1 and {src.shape[1]}, got {src_lengths.tolist()}")
+        check_source(src, src_lengths)
         if self.reverse_source:
             src = reverse_padded(src, src_lengths)
         _, hidden = self.encoder(src, src_lengths)
@@ -165,64 +244,6 @@ class Seq2Seq(nn.Module):
         _check_ids(tgt_in, "tgt_in", 2)
         logits, _ = self.decoder(tgt_in, self.start(src, src_lengths))
         return logits
-
-    def forward_scheduled(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor,
-                          teacher_forcing: float, gen: torch.Generator) -> torch.Tensor:
-        """Logits like ``forward``, but at each step t > 0 each sentence reads the gold token with
-        probability ``teacher_forcing`` and otherwise the argmax of its own previous prediction
-        (Bengio et al. 2015). The coins come from ``gen``, a CPU generator. No gradient flows
-        through the argmax."""
-        _check_ids(tgt_in, "tgt_in", 2)
-        if not 0.0 <= teacher_forcing <= 1.0:
-            raise ValueError(f"expected teacher_forcing between 0 and 1, got {teacher_forcing!r}")
-        state = self.start(src, src_lengths)
-        tokens, steps = tgt_in[:, 0], []
-        for t in range(tgt_in.shape[1]):
-            if t > 0:
-                gold = torch.rand(tgt_in.shape[0], generator=gen) < teacher_forcing
-                tokens = torch.where(gold.to(tgt_in.device), tgt_in[:, t], steps[-1].argmax(-1))
-            logits, state = self.step(tokens, state)
-            steps.append(logits)
-        return torch.stack(steps, dim=1)
-
-    @torch.no_grad()
-    def next_log_probs_fn(self, src_ids) -> Callable[[torch.Tensor], torch.Tensor]:
-        """``next_log_probs(prefixes (k, t)) -> (k, |V_tgt|)`` for one source sentence.
-
-        The decoder state after each prefix is cached (keyed by the prefix's ids), so a call
-        only runs one decoder step from each new prefix's parent, as decoding extends prefixes
-        one token at a time. Put the model in ``eval()`` mode first if it has dropout."""
-        if isinstance(src_ids, (list, tuple)):
-            src_ids = torch.tensor(src_ids, dtype=torch.int64)
-        if not isinstance(src_ids, torch.Tensor) or src_ids.dim() != 1 or src_ids.numel() == 0:
-            got = tuple(src_ids.shape) if isinstance(src_ids, torch.Tensor) else type(src_ids).__name__
-            raise ValueError(f"expected src_ids as a non-empty 1-d list or tensor of ids (one sentence), got {got}")
-        device = next(self.parameters()).device
-        src = src_ids.to(device, torch.int64)[None]
-        cache: dict[tuple[int, ...], tuple[DecoderState, torch.Tensor | None]] = {
-            (): (self.start(src, torch.tensor([src.shape[1]])), None)}
-
-        def extend(prefixes: list[tuple[int, ...]]) -> None:
-            """Run one decoder step from the cached parents of ``prefixes`` (all of one length)."""
-            parents = DecoderState.cat([cache[p[:-1]][0] for p in prefixes])
-            tokens = torch.tensor([p[-1] for p in prefixes], device=device)
-            logits, states = self.step(tokens, parents)
-            log_probs = F.log_softmax(logits.float(), dim=-1)
-            for row, p in enumerate(prefixes):
-                cache[p] = (states.select([row]), log_probs[row:row + 1])
-
-        @torch.no_grad()
-        def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
-            if not isinstance(prefixes, torch.Tensor) or prefixes.dim() != 2 or prefixes.shape[1] < 1:
-                got = tuple(prefixes.shape) if isinstance(prefixes, torch.Tensor) else type(prefixes).__name__
-                raise ValueError(f"expected prefixes as a (k, t) tensor of ids starting with <bos>, got {got}")
-            keys = [tuple(row) for row in prefixes.tolist()]
-            missing = sorted({k[:n] for k in keys for n in range(1, len(k) + 1)} - cache.keys())
-            for length in sorted({len(k) for k in missing}):  # parents before children
-                extend([k for k in missing if len(k) == length])
-            return torch.cat([cache[k][1] for k in keys])
-
-        return next_log_probs
 
 
 def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, pad: int = PAD) -> torch.Tensor:
