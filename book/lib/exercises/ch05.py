@@ -206,9 +206,9 @@ def check_attention_cost(sentence_scores, batch_scores, encoder_steps) -> str:
             raise Wrong(f"{steps:g} counts one direction; a bidirectional encoder runs a second recurrence "
                         "right to left over the same words.")
         raise Wrong(f"{steps:g} is not it: each direction takes one step per source word.")
-    return (f"{m * n} scores for the pair, {b * ns * ms:,} for the padded batch (of which at most "
-            f"{b * m * n:,} are real), and {2 * n} encoder steps (two recurrences of {n}; they can run in "
-            "parallel, so the time is that of one).")
+    return (f"{m * n} scores for the pair, {b * ns * ms:,} for the padded batch (padded positions "
+            f"included), and {2 * n} encoder steps (two recurrences of {n}; they can run in parallel, "
+            "so the time is that of one).")
 
 
 # -- exercise: a local window around the diagonal ----------------------------------------------
