@@ -253,4 +253,4 @@ def check_inverse_sigmoid(teacher_forcing_at) -> str:
             raise Wrong(f"teacher_forcing_at({s}) = {g:.6g}, expected {r:.6g}: k / (k + exp(step / k)) "
                         f"with k = {SIGMOID_K:g}.")
     half = SIGMOID_K * math.log(SIGMOID_K)
-    return f"right; it passes 0.5 at step k ln k = {half:.0f} and is {right[-1]:.2g} at step 1500."
+    return f"it passes 0.5 at step k ln k = {half:.0f} and is {right[-1]:.2g} at step 1500."
