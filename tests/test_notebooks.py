@@ -93,3 +93,34 @@ def test_markdown_holds_no_control_characters(path):
            if c.cell_type == "markdown"
            for k, ch in enumerate(c.source) if ord(ch) < 32 and ch != "\n"]
     assert not bad, f"{path.name}: control characters in markdown (cell, char, context): {bad[:5]}"
+
+
+def library_object(dotted: str):
+    """``Name`` or ``Name.attr`` from whichever seqbook module defines ``Name``."""
+    import importlib
+    import pkgutil
+
+    import seqbook
+
+    head, *rest = dotted.split(".")
+    for info in pkgutil.iter_modules(seqbook.__path__):
+        module = importlib.import_module(f"seqbook.{info.name}")
+        if getattr(getattr(module, head, None), "__module__", None) == module.__name__:
+            obj = getattr(module, head)
+            for attr in rest:
+                obj = getattr(obj, attr)
+            return obj
+    raise LookupError(f"{dotted} is not defined in any seqbook module")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_library_source_printed_on_the_page_fits_it(path):
+    """Chapters print library code with inspect.getsource: it must fit the page as well."""
+    import inspect
+
+    nb = nbformat.read(path, as_version=4)
+    shown = {m for c in nb.cells if c.cell_type == "code"
+             for m in re.findall(r"getsource\(([A-Za-z_][\w.]*)\)", c.source)}
+    long = [(name, line) for name in sorted(shown)
+            for line in inspect.getsource(library_object(name)).splitlines() if len(line) > MAX_LINE]
+    assert not long, f"{path.name} prints library lines longer than {MAX_LINE} characters: {long[:3]}"
