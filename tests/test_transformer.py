@@ -7,7 +7,7 @@ from torch import nn
 
 from seqbook import decoding, translation
 from seqbook.multihead import causal_mask
-from seqbook.transformer import (BOS, PAD, Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward,
+from seqbook.transformer import (BOS, PAD, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward,
                                  Transformer)
 
 TOL = dict(atol=1e-5, rtol=1e-5)

@@ -90,7 +90,7 @@ def check_search_sizes(exhaustive, beam_scored) -> str:
     V, T, k = SEARCH_SIZES["vocab_size"], SEARCH_SIZES["length"], SEARCH_SIZES["beam_size"]
     ex = number(exhaustive, "the number of sequences exhaustive search scores", "150 ** 20")
     right = float(V) ** T
-    wrongs = [(float(T) ** V, f"that is T^|V|; each of the T positions can hold any of the |V| tokens."),
+    wrongs = [(float(T) ** V, "that is T^|V|; each of the T positions can hold any of the |V| tokens."),
               (float(V * T), "that is |V| T, what greedy search scores; exhaustive search scores whole "
                              "sequences, one for every choice at every position."),
               (float(k) ** T, "that is k^T; the tokens, not the beam, give the choices at each position.")]

@@ -6,7 +6,6 @@ tries the usual mistakes first so that a wrong answer gets a hint that names the
 
 from __future__ import annotations
 
-import math
 
 import torch
 
