@@ -70,20 +70,23 @@ def _check_key_mask(mask, scores_shape: tuple) -> torch.Tensor:
                      f"scores' (batch, queries, keys) = {tuple(scores_shape)}, got {tuple(mask.shape)}")
 
 
-def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-    """Softmax over the last dimension of ``scores`` (batch, queries, keys), counting only the
-    keys where ``mask`` is True; masked keys get weight exactly 0 and each row sums to 1.
+def masked_softmax(scores: torch.Tensor,
+                   mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Softmax over the last dimension of ``scores`` (batch, queries, keys), counting
+    only the keys where ``mask`` is True; masked keys get weight exactly 0 and each row
+    sums to 1.
 
-    ``mask``: bool, (batch, keys) or broadcastable to (batch, queries, keys); None = all real.
-    A row with no real key has no softmax: it raises a ValueError (usually an empty sentence or
-    a mask built the wrong way round)."""
+    ``mask``: bool, (batch, keys) or broadcastable to (batch, queries, keys);
+    None = all real. A row with no real key has no softmax: it raises a ValueError
+    (usually an empty sentence or a mask built the wrong way round)."""
     _check_3d(scores, "scores", "(batch, queries, keys)")
     if mask is None:
         return F.softmax(scores, dim=-1)
     mask = _check_key_mask(mask, tuple(scores.shape)).to(scores.device)
     if not bool(mask.any(dim=-1).all()):
-        raise ValueError("expected at least one real key (mask True) in every row, got a row with none: "
-                         "is the mask True at padding instead of at real tokens?")
+        raise ValueError("expected at least one real key (mask True) in every row, "
+                         "got a row with none: is the mask True at padding instead of "
+                         "at real tokens?")
     return _masked_softmax(scores, mask)
 
 
@@ -94,24 +97,31 @@ def _masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class AdditiveScore(nn.Module):
-    """Bahdanau's additive score ``e = v^T tanh(W q + U k + b)`` with W (a, d_q), U (a, d_k),
-    v (a,), a = ``attention_size``."""
+    """Bahdanau's additive score ``e = v^T tanh(W q + U k + b)`` with W (a, d_q),
+    U (a, d_k), v (a,), a = ``attention_size``."""
 
     def __init__(self, query_size: int, key_size: int, attention_size: int):
         super().__init__()
-        self.query_size, self.key_size = _positive_int(query_size, "query_size"), _positive_int(key_size, "key_size")
-        self.W = nn.Linear(query_size, _positive_int(attention_size, "attention_size"), bias=False)
-        self.U = nn.Linear(key_size, attention_size)  # its bias is the b inside the tanh
+        self.query_size = _positive_int(query_size, "query_size")
+        self.key_size = _positive_int(key_size, "key_size")
+        attention_size = _positive_int(attention_size, "attention_size")
+        self.W = nn.Linear(query_size, attention_size, bias=False)
+        # U's bias is the b inside the tanh
+        self.U = nn.Linear(key_size, attention_size)
         self.v = nn.Linear(attention_size, 1, bias=False)
 
     def prepare(self, keys: torch.Tensor) -> torch.Tensor:
-        """``U k + b`` for every key: (batch, keys, d_k) -> (batch, keys, a), once per sentence."""
-        return self.U(_check_3d(keys, "keys", f"(batch, keys, {self.key_size})", self.key_size))
+        """``U k + b`` for every key: (batch, keys, d_k) -> (batch, keys, a),
+        once per sentence."""
+        d_k = self.key_size
+        return self.U(_check_3d(keys, "keys", f"(batch, keys, {d_k})", d_k))
 
     def score(self, query: torch.Tensor, prepared: torch.Tensor) -> torch.Tensor:
         """(batch, queries, d_q) and prepared keys -> scores (batch, queries, keys)."""
-        _check_3d(query, "query", f"(batch, queries, {self.query_size})", self.query_size)
-        hidden = torch.tanh(self.W(query)[:, :, None, :] + prepared[:, None, :, :])  # (batch, q, k, a)
+        d_q = self.query_size
+        _check_3d(query, "query", f"(batch, queries, {d_q})", d_q)
+        # (batch, queries, 1, a) + (batch, 1, keys, a) -> (batch, queries, keys, a)
+        hidden = torch.tanh(self.W(query)[:, :, None, :] + prepared[:, None, :, :])
         return self.v(hidden).squeeze(-1)
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
@@ -194,20 +204,26 @@ def make_score(name: str, query_size: int, key_size: int, attention_size: int | 
     return SCORES[name](query_size, key_size, attention_size or query_size)
 
 
-def attention(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None,
-              score: nn.Module, prepared: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Context vectors and weights: query (batch, queries, d_q), keys (batch, keys, d_k), values
-    (batch, keys, d_v), mask (batch, keys) True at real keys -> context (batch, queries, d_v) and
-    weights (batch, queries, keys). ``prepared``: ``score.prepare(keys)`` computed earlier (it
-    is computed here when None)."""
+def attention(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+              mask: torch.Tensor | None, score: nn.Module,
+              prepared: torch.Tensor | None = None
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Context vectors and weights: query (batch, queries, d_q), keys (batch, keys,
+    d_k), values (batch, keys, d_v), mask (batch, keys) True at real keys -> context
+    (batch, queries, d_v) and weights (batch, queries, keys). ``prepared``:
+    ``score.prepare(keys)`` computed earlier (it is computed here when None)."""
     _check_3d(query, "query", "(batch, queries, d_q)")
     _check_3d(keys, "keys", "(batch, keys, d_k)")
     _check_3d(values, "values", "(batch, keys, d_v)")
-    if not query.shape[0] == keys.shape[0] == values.shape[0] or keys.shape[1] != values.shape[1]:
-        raise ValueError(f"expected query (batch, queries, d_q), keys (batch, keys, d_k) and values "
-                         f"(batch, keys, d_v) with the same batch and the same keys, got {tuple(query.shape)}, "
+    same_batch = query.shape[0] == keys.shape[0] == values.shape[0]
+    if not same_batch or keys.shape[1] != values.shape[1]:
+        raise ValueError("expected query (batch, queries, d_q), keys (batch, keys, "
+                         "d_k) and values (batch, keys, d_v) with the same batch and "
+                         f"the same keys, got {tuple(query.shape)}, "
                          f"{tuple(keys.shape)} and {tuple(values.shape)}")
-    weights = masked_softmax(score.score(query, score.prepare(keys) if prepared is None else prepared), mask)
+    if prepared is None:
+        prepared = score.prepare(keys)
+    weights = masked_softmax(score.score(query, prepared), mask)
     return weights @ values, weights
 
 

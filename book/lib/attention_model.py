@@ -59,10 +59,13 @@ class BidirectionalEncoder(nn.Module):
         self.bridge = nn.Linear(hidden_size, decoder_size or hidden_size)
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor):
-        packed = pack_padded_sequence(self.embedding(src), src_lengths.cpu(), batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(self.embedding(src), src_lengths.cpu(),
+                                      batch_first=True, enforce_sorted=False)
         outputs, h_n = self.rnn(packed)
-        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.shape[1])
-        first_backward = h_n[-1]  # top layer, backward direction: its state after reading back to word 1
+        outputs, _ = pad_packed_sequence(outputs, batch_first=True,
+                                         total_length=src.shape[1])
+        # top layer, backward direction: its state after reading back to word 1
+        first_backward = h_n[-1]
         return outputs, torch.tanh(self.bridge(first_backward))
 
 
@@ -130,8 +133,9 @@ class AttentionDecoder(nn.Module):
         return (weights @ state.keys)[:, 0], weights[:, 0]
 
     def advance(self, embedded: torch.Tensor, state: AttentionState):
-        """One step from the previous tokens' embeddings (batch, embed): the features the output
-        layer reads (batch, features) and the next state (its ``weights`` are this step's)."""
+        """One step from the previous tokens' embeddings (batch, embed): the features
+        the output layer reads (batch, features) and the next state (its ``weights``
+        are this step's)."""
         if self.style == "bahdanau":
             context, weights = self._attend(state.hidden, state)
             hidden = self.cell(torch.cat([embedded, context], -1), state.hidden)

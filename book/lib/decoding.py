@@ -81,44 +81,52 @@ def greedy(next_log_probs: NextLogProbs, bos: int, eos: int, max_len: int) -> Hy
     return Hypothesis(tokens, total, total, finished=tokens[-1] == eos)
 
 
-def beam_search(next_log_probs: NextLogProbs, bos: int, eos: int, beam_size: int, max_len: int,
-                length_penalty: float = 0.0) -> list[Hypothesis]:
+def beam_search(next_log_probs: NextLogProbs, bos: int, eos: int, beam_size: int,
+                max_len: int, length_penalty: float = 0.0) -> list[Hypothesis]:
     """Up to ``beam_size`` hypotheses, best score first.
 
-    Every step extends each live hypothesis by every token and keeps the ``beam_size`` best
-    extensions (by log-probability: they all have the same length, so the length penalty does not
-    change their order). An extension ending in ``<eos>`` is set aside as finished, so the beam
-    then carries fewer live hypotheses. The search stops when nothing is live, at ``max_len``, or
-    when ``beam_size`` finished hypotheses all score at least as well as any live one could
-    (a live hypothesis's log-probability can only fall, so ``log_prob / penalty(max_len)``
-    bounds its future score). ``length_penalty`` is GNMT's alpha (see :func:`gnmt_penalty`);
-    beam_size=1 is greedy search.
+    Every step extends each live hypothesis by every token and keeps the ``beam_size``
+    best extensions (by log-probability: they all have the same length, so the length
+    penalty does not change their order). An extension ending in ``<eos>`` is set aside
+    as finished, so the beam then carries fewer live hypotheses. The search stops when
+    nothing is live, at ``max_len``, or when ``beam_size`` finished hypotheses all score
+    at least as well as any live one could (a live hypothesis's log-probability can only
+    fall, so ``log_prob / penalty(max_len)`` bounds its future score).
+    ``length_penalty`` is GNMT's alpha (see :func:`gnmt_penalty`); beam_size=1 is
+    greedy search.
     """
     _check_int(beam_size, "beam_size", 1)
     _check_int(max_len, "max_len", 1)
     alpha = length_penalty
     if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
-        raise ValueError(f"expected length_penalty (GNMT's alpha) as a number >= 0, got {alpha!r}")
+        raise ValueError("expected length_penalty (GNMT's alpha) as a number >= 0, "
+                         f"got {alpha!r}")
     live = [Hypothesis([], 0.0, 0.0, finished=False)]
     finished: list[Hypothesis] = []
     for step in range(1, max_len + 1):
         log_probs = _scores(next_log_probs, [[bos] + h.tokens for h in live], eos)
-        totals = torch.tensor([h.log_prob for h in live], dtype=torch.float64)[:, None] + log_probs
+        so_far = torch.tensor([h.log_prob for h in live], dtype=torch.float64)
+        totals = so_far[:, None] + log_probs  # (live, vocab)
         vocab = totals.shape[1]
-        best = torch.sort(totals.flatten(), descending=True, stable=True).indices[:beam_size].tolist()
+        order = torch.sort(totals.flatten(), descending=True, stable=True).indices
+        best = order[:beam_size].tolist()
         parents, live = live, []
         for index in best:
             parent, token = divmod(index, vocab)
-            tokens, total = parents[parent].tokens + [token], float(totals[parent, token])
-            hyp = Hypothesis(tokens, total, total / gnmt_penalty(step, alpha), finished=token == eos)
+            tokens = parents[parent].tokens + [token]
+            total = float(totals[parent, token])
+            score = total / gnmt_penalty(step, alpha)
+            hyp = Hypothesis(tokens, total, score, finished=token == eos)
             (finished if token == eos else live).append(hyp)
         if not live:
             break
         if len(finished) >= beam_size:
             worst_kept = sorted(h.score for h in finished)[-beam_size]
-            if worst_kept >= max(h.log_prob for h in live) / gnmt_penalty(max_len, alpha):
+            best_live = max(h.log_prob for h in live) / gnmt_penalty(max_len, alpha)
+            if worst_kept >= best_live:
                 break
     else:  # max_len reached: the live hypotheses end here unfinished
         finished += live
-    finished.sort(key=lambda h: -h.score)  # stable: equal scores keep the order they were found in
+    # a stable sort: equal scores keep the order they were found in
+    finished.sort(key=lambda h: -h.score)
     return finished[:beam_size]

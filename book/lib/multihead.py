@@ -246,10 +246,14 @@ class MultiHeadAttention(nn.Module):
         key = _check_float(key, f"(batch, keys, {d})", d, "key")
         value = _check_float(value, f"(batch, keys, {d})", d, "value")
         if key.shape[0] != query.shape[0] or value.shape[:2] != key.shape[:2]:
-            raise ValueError(f"expected key and value of shape ({query.shape[0]}, keys, {d}), "
+            batch = query.shape[0]
+            raise ValueError(f"expected key and value of shape ({batch}, keys, {d}), "
                              f"got {tuple(key.shape)} and {tuple(value.shape)}")
-        q, k, v = self._split(self.q_proj(query)), self._split(self.k_proj(key)), self._split(self.v_proj(value))
+        q = self._split(self.q_proj(query))
+        k = self._split(self.k_proj(key))
+        v = self._split(self.v_proj(value))
+        dropout = self.dropout if self.training else 0.0
         heads, weights = scaled_dot_product_attention(
-            q, k, v, key_padding_mask, causal, attn_mask, self.dropout if self.training else 0.0)
+            q, k, v, key_padding_mask, causal, attn_mask, dropout)
         concat = heads.transpose(1, 2).reshape(query.shape[0], query.shape[1], d)
         return self.out_proj(concat), weights

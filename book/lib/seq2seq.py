@@ -198,7 +198,8 @@ class Decoder(nn.Module):
     def forward(self, tokens: torch.Tensor, state: DecoderState):
         x = self.embedding(tokens)
         if self.feed_context:
-            x = torch.cat([x, state.context[:, None, :].expand(-1, x.shape[1], -1)], dim=-1)
+            context = state.context[:, None, :].expand(-1, x.shape[1], -1)
+            x = torch.cat([x, context], dim=-1)
         outputs, hidden = self.rnn(x, state.hidden)
         return self.out(outputs), DecoderState(hidden, state.context)
 
@@ -227,7 +228,8 @@ class Seq2Seq(StepwiseTranslator, nn.Module):
             self.decoder = Decoder(tgt_vocab_size, embed_size, hidden_size, num_layers, cell, feed_context)
 
     def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
-        """Encode the source: the decoder's initial state (the encoder's final state) and context."""
+        """Encode the source: the decoder's initial state (the encoder's final state)
+        and the context."""
         check_source(src, src_lengths)
         if self.reverse_source:
             src = reverse_padded(src, src_lengths)
@@ -246,16 +248,21 @@ class Seq2Seq(StepwiseTranslator, nn.Module):
         return logits
 
 
-def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, pad: int = PAD) -> torch.Tensor:
-    """Mean cross-entropy (nats per token) over the target positions that are not ``pad``.
+def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor,
+                         pad: int = PAD) -> torch.Tensor:
+    """Mean cross-entropy (nats per token) over the target positions that are not
+    ``pad``.
 
     logits (batch, time, |V|), targets (batch, time)."""
     if logits.dim() != 3 or targets.shape != logits.shape[:2]:
-        raise ValueError(f"expected logits (batch, time, |V|) and targets (batch, time) with the same batch and "
-                         f"time, got {tuple(logits.shape)} and {tuple(targets.shape)}")
+        raise ValueError("expected logits (batch, time, |V|) and targets (batch, time) "
+                         f"with the same batch and time, got {tuple(logits.shape)} "
+                         f"and {tuple(targets.shape)}")
     if not (targets != pad).any():
-        raise ValueError("expected at least one target that is not padding, got only padding")
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1), ignore_index=pad)
+        raise ValueError("expected at least one target that is not padding, "
+                         "got only padding")
+    flat_logits = logits.reshape(-1, logits.shape[-1]).float()
+    return F.cross_entropy(flat_logits, targets.reshape(-1), ignore_index=pad)
 
 
 @dataclass

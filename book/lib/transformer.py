@@ -125,8 +125,9 @@ class EncoderLayer(nn.Module):
         return _copy_from_torch(layer, module, ("norm1", "norm2"))
 
     def forward(self, x, key_padding_mask=None, return_attention: bool = False):
-        """``x (batch, time, d_model)``, ``key_padding_mask (batch, time)`` True at padding.
-        With ``return_attention=True`` also the weights ``(batch, heads, time, time)``."""
+        """``x (batch, time, d_model)``, ``key_padding_mask (batch, time)`` True at
+        padding. With ``return_attention=True`` also the weights
+        ``(batch, heads, time, time)``."""
         x = _check_float(x, f"(batch, time, {self.d_model})", self.d_model, "x")
         if self.norm_first:
             h = self.norm1(x)
