@@ -50,6 +50,9 @@ def test_search_sizes():
     _verdict(check_search_sizes(150 ** 20, 25 * 20), False, "every token")
     _verdict(check_search_sizes(150 ** 20, 5 * 150.0 ** 20), False, "adds up")
     _verdict(check_search_sizes(150 ** 20, 15001), False, "not it")
+    # counting that the first step extends only <bos>: 150 + 19 * 750 is right too
+    _verdict(check_search_sizes(150 ** 20, 150 + 19 * 5 * 150), True, "14,400")
+    _verdict(check_search_sizes(150 ** 20, 14400.0), True, "only <bos>")
     _verdict(check_search_sizes(..., 15000), False, "placeholder")
 
 
@@ -134,7 +137,7 @@ def test_inverse_sigmoid():
     _verdict(check_inverse_sigmoid(lambda s: SIGMOID_K / (SIGMOID_K + math.exp(s / SIGMOID_K))), True)
     _verdict(check_inverse_sigmoid(lambda s: 1 - inverse_sigmoid_reference(s)), False, "own token")
     _verdict(check_inverse_sigmoid(lambda s: SIGMOID_K / (SIGMOID_K + math.exp(min(s, 700)))), False,
-             "step / k")
+             "step / kappa")
     _verdict(check_inverse_sigmoid(lambda s: max(0.0, 1 - s / 1000)), False, "expected")
     _verdict(check_inverse_sigmoid(lambda s: "one"), False, "text")
     _verdict(check_inverse_sigmoid(None), False, "placeholder")

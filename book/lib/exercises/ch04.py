@@ -23,7 +23,7 @@ SEARCH_SIZES = dict(vocab_size=150, length=20, beam_size=5)
 SHORT_HYPOTHESIS = (-3.0, 4)
 LONG_HYPOTHESIS = (-4.2, 11)
 LENGTH_ALPHA = 1.0
-SIGMOID_K = 100.0   # the inverse-sigmoid decay's k (Bengio et al. 2015)
+SIGMOID_K = 100.0   # the inverse-sigmoid decay's constant kappa (Bengio et al. 2015)
 
 __all__ = ["check_bleu_by_hand", "check_search_sizes", "check_beam_step", "beam_step_reference",
            "check_length_penalty", "check_inverse_sigmoid", "inverse_sigmoid_reference",
@@ -110,6 +110,12 @@ def check_search_sizes(exhaustive, beam_scored) -> str:
     if close(beam, float(k) * V ** T):
         raise Wrong(f"beam search: {beam:.4g}: the beam keeps only k hypotheses at each step, so the "
                     "work adds up over the steps rather than multiplying.")
+    first_step_alone = float(V + (T - 1) * k * V)
+    if close(beam, first_step_alone, rel=1e-9):
+        # also right: at step 1 the beam holds only <bos>, so that step scores |V|, not k |V|
+        return (f"|V|^T = {right:.3g} sequences; beam search scores |V| + (T-1) k |V| = "
+                f"{int(first_step_alone):,} extensions, counting that the first step extends "
+                f"only <bos> (with a full beam at every step it is k |V| T = {k * V * T:,}).")
     if not close(beam, float(k * V * T), rel=1e-9):
         raise Wrong(f"beam search: {beam:g} is not it: k hypotheses, each scored against all |V| "
                     f"tokens, at each of T steps.")
@@ -228,14 +234,14 @@ def check_length_penalty(short_score, long_score, winner) -> str:
 
 
 # -- exercise: scheduled sampling's inverse-sigmoid decay -----------------------------------------------
-def inverse_sigmoid_reference(step: int, k: float = SIGMOID_K) -> float:
+def inverse_sigmoid_reference(step: int, kappa: float = SIGMOID_K) -> float:
     """Bengio et al.'s inverse-sigmoid decay: the probability of feeding the gold token."""
-    return k / (k + math.exp(step / k))
+    return kappa / (kappa + math.exp(step / kappa))
 
 
 @checker
 def check_inverse_sigmoid(teacher_forcing_at) -> str:
-    """``teacher_forcing_at(step) -> float``, the inverse-sigmoid decay with k = :data:`SIGMOID_K`."""
+    """``teacher_forcing_at(step) -> float``, the inverse-sigmoid decay with kappa = :data:`SIGMOID_K`."""
     require_function(teacher_forcing_at)
     steps = [0, 50, 300, 460, 700, 1500]
     got = []
@@ -247,10 +253,10 @@ def check_inverse_sigmoid(teacher_forcing_at) -> str:
                     "the gold one, which starts near 1 and falls.")
     no_scale = [SIGMOID_K / (SIGMOID_K + math.exp(min(s, 700))) for s in steps]
     if all(close(g, r, rel=1e-6, abs_=1e-12) for g, r in zip(got, no_scale)):
-        raise Wrong("divide the step by k inside the exponential: exp(step / k).")
+        raise Wrong("divide the step by kappa inside the exponential: exp(step / kappa).")
     for s, g, r in zip(steps, got, right):
         if not close(g, r, rel=1e-6):
-            raise Wrong(f"teacher_forcing_at({s}) = {g:.6g}, expected {r:.6g}: k / (k + exp(step / k)) "
-                        f"with k = {SIGMOID_K:g}.")
+            raise Wrong(f"teacher_forcing_at({s}) = {g:.6g}, expected {r:.6g}: kappa / (kappa + exp(step / kappa)) "
+                        f"with kappa = {SIGMOID_K:g}.")
     half = SIGMOID_K * math.log(SIGMOID_K)
-    return f"it passes 0.5 at step k ln k = {half:.0f} and is {right[-1]:.2g} at step 1500."
+    return f"it passes 0.5 at step kappa ln kappa = {half:.0f} and is {right[-1]:.2g} at step 1500."
