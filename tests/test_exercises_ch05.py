@@ -70,6 +70,15 @@ def test_masked_softmax():
     _verdict(check_masked_softmax(lambda s, m: s[..., :2]), False, "shape")
     _verdict(check_masked_softmax(lambda s, m: 1 / 0), False, "ZeroDivisionError")
     _verdict(check_masked_softmax(None), False, "placeholder")
+
+    def stub_body_only_dots(scores, mask):
+        ...
+
+    def stub_raises(scores, mask):
+        raise NotImplementedError
+
+    _verdict(check_masked_softmax(stub_body_only_dots), False, "placeholder")
+    _verdict(check_masked_softmax(stub_raises), False, "placeholder")
     _verdict(check_masked_softmax(3), False, "function")
 
 
@@ -143,3 +152,9 @@ def test_local_window():
     _verdict(check_local_window(wrong_centre), False, "centre")
     _verdict(check_local_window(lambda w, k: w[:2]), False, "expected a")
     _verdict(check_local_window(...), False, "placeholder")
+    _verdict(check_local_window(lambda w, d: None), False, "placeholder")
+
+    def stub_raises(weights, width):
+        raise NotImplementedError
+
+    _verdict(check_local_window(stub_raises), False, "placeholder")
