@@ -178,15 +178,21 @@ def _temperature_variants(p: np.ndarray, T: float) -> list[tuple[np.ndarray, str
     ]
 
 
-def _vector(result, size: int) -> np.ndarray:
+def _float_array(result, expected: str) -> np.ndarray:
+    """A student's returned value as a float array (a tensor is detached first), or a Wrong that
+    says it returned None or something that is not an array of ``expected``."""
     if result is None:
         raise Wrong("your function returned None: did you forget `return`?")
     if hasattr(result, "detach"):
         result = result.detach().cpu().numpy()
     try:
-        arr = np.asarray(result, dtype=float)
+        return np.asarray(result, dtype=float)
     except (TypeError, ValueError):
-        raise Wrong(f"expected an array of {size} probabilities, got {type(result).__name__}.") from None
+        raise Wrong(f"expected an array of {expected}, got {type(result).__name__}.") from None
+
+
+def _vector(result, size: int) -> np.ndarray:
+    arr = _float_array(result, f"{size} probabilities")
     if arr.shape != (size,):
         raise Wrong(f"expected an array of shape ({size},), the same shape as probs, got shape {arr.shape}.")
     return arr
@@ -389,14 +395,7 @@ def _best_weights(probs: np.ndarray) -> np.ndarray:
 
 
 def _weights_of(result, K: int, T: int) -> np.ndarray:
-    if result is None:
-        raise Wrong("your function returned None: did you forget `return`?")
-    if hasattr(result, "detach"):
-        result = result.detach().cpu().numpy()
-    try:
-        arr = np.asarray(result, dtype=float)
-    except (TypeError, ValueError):
-        raise Wrong(f"expected an array of {K} weights, one per model, got {type(result).__name__}.") from None
+    arr = _float_array(result, f"{K} weights, one per model")
     if arr.shape == (T,) or arr.shape == (K, T):
         raise Wrong(f"you returned an array of shape {arr.shape}; return one weight per model (a row of "
                     f"probs), an array of shape ({K},).")

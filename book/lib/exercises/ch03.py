@@ -105,6 +105,19 @@ def check_memory_steps(k_bias0, k_bias1, k_bias3) -> str:
 
 
 # -- exercise: the coupled input-forget gate (CIFG) -------------------------------------------
+def _state_pair(out, h_right: torch.Tensor, c_right: torch.Tensor):
+    """A cell step's returned ``(h_new, c_new)`` as two (2, 4) tensors, or a Wrong for another
+    shape of answer or for the right pair in swapped order."""
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise Wrong(f"expected the pair (h_new, c_new), got {type(out).__name__}"
+                    + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else "") + ".")
+    h_new = _tensor(out[0], (2, 4), "h_new")
+    c_new = _tensor(out[1], (2, 4), "c_new")
+    if _same(h_new, c_right) and _same(c_new, h_right):
+        raise Wrong("the two are swapped: return (h_new, c_new), in that order.")
+    return h_new, c_new
+
+
 def _step_case(seed: int):
     gen = torch.Generator().manual_seed(seed)
     lstm = LSTMScratch(3, 4)
@@ -129,13 +142,7 @@ def check_coupled_step(coupled_step) -> str:
             h_right, c_right, _ = cifg.step(x, h, c)
             h_plain, c_plain, _ = lstm.step(x, h, c)
             out = coupled_step(lstm, x.clone(), h.clone(), c.clone())
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise Wrong(f"expected the pair (h_new, c_new), got {type(out).__name__}"
-                        + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else "") + ".")
-        h_new = _tensor(out[0], (2, 4), "h_new")
-        c_new = _tensor(out[1], (2, 4), "c_new")
-        if _same(h_new, c_right) and _same(c_new, h_right):
-            raise Wrong("the two are swapped: return (h_new, c_new), in that order.")
+        h_new, c_new = _state_pair(out, h_right, c_right)
         if _same(c_new, c_plain):
             raise Wrong("that is the ordinary LSTM step: the input gate came from its own weights. "
                         "In the coupled cell, i = 1 - f.")
@@ -221,13 +228,7 @@ def check_peephole_step(peephole_step) -> str:
             h_right, c_right = peephole_reference(lstm, peep, x, h, c)
             out = peephole_step(lstm, {k: v.clone() for k, v in peep.items()}, x.clone(), h.clone(),
                                 c.clone())
-            if not isinstance(out, (tuple, list)) or len(out) != 2:
-                raise Wrong(f"expected the pair (h_new, c_new), got {type(out).__name__}"
-                            + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else "") + ".")
-            h_new = _tensor(out[0], (2, 4), "h_new")
-            c_new = _tensor(out[1], (2, 4), "c_new")
-            if _same(h_new, c_right) and _same(c_new, h_right):
-                raise Wrong("the two are swapped: return (h_new, c_new), in that order.")
+            h_new, c_new = _state_pair(out, h_right, c_right)
             h_plain, c_plain, _ = lstm.step(x, h, c)
             if _same(c_new, c_plain) and _same(h_new, h_plain):
                 raise Wrong("that is the ordinary LSTM step: the gates do not read the cell. Add "
