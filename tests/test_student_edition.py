@@ -108,3 +108,25 @@ def test_the_student_website_launches_the_student_branch(tmp_path):
     assert config["launch_buttons"]["colab_url"]
     assert sorted(p.name for p in (tmp_path / "out" / "notebooks").glob("*.ipynb")) == [
         p.name for p in chapters()]
+
+
+def test_the_student_website_runs_the_chapters_when_an_executed_copy_has_no_outputs(tmp_path):
+    """A website build that took a chapter from its cache leaves a copy without outputs."""
+    executed = tmp_path / "executed"
+    (executed / "book").mkdir(parents=True)
+    for i, path in enumerate(chapters()):
+        nb = nbformat.read(path, as_version=4)
+        if i > 0:                                   # every chapter but the first "executed"
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    cell.outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+        nbformat.write(nb, executed / "book" / path.name)
+    site = write_student_sources(tmp_path / "out", executed=executed)
+    assert yaml.safe_load((site / "_config.yml").read_text())["execute"]["execute_notebooks"] == "cache"
+    first = nbformat.read(executed / "book" / chapters()[0].name, as_version=4)
+    for cell in first.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+    nbformat.write(first, executed / "book" / chapters()[0].name)
+    site = write_student_sources(tmp_path / "out", executed=executed)
+    assert yaml.safe_load((site / "_config.yml").read_text())["execute"]["execute_notebooks"] == "off"

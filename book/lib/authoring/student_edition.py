@@ -103,6 +103,11 @@ def solution_cells(nb) -> list:
     return _partition(nb)[1]
 
 
+def has_outputs(nb) -> bool:
+    """True when some code cell of ``nb`` carries an output (the notebook has been executed)."""
+    return any(c.cell_type == "code" and c.outputs for c in nb.cells)
+
+
 def clear_outputs(nb):
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -128,16 +133,20 @@ def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = 
     config = yaml.safe_load((root / "_config.yml").read_text())
     config["title"] += " (student edition)"
     config["repository"]["branch"] = branch
-    if executed is not None:
-        config["execute"]["execute_notebooks"] = "off"
-    (site / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    all_executed = True
     for path in chapters(root):
         source = executed / "book" / path.name if executed is not None else path
         if not source.exists():
             raise FileNotFoundError(f"expected an executed copy of {path.name} at {source}: build the website first")
         student = strip_solutions(nbformat.read(source, as_version=4))
+        # A website build that took a chapter from its execution cache writes that chapter's copy
+        # without outputs: then the student site must run the chapters itself.
+        all_executed &= executed is not None and has_outputs(student)
         nbformat.write(student, site / "book" / path.name)
         nbformat.write(clear_outputs(student), notebooks / path.name)
+    if all_executed:
+        config["execute"]["execute_notebooks"] = "off"
+    (site / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     return site
 
 
