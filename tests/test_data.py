@@ -211,3 +211,32 @@ def test_the_package_as_colab_installs_it_carries_the_frozen_text(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     where, length = result.stdout.split()
     assert where.startswith(str(tmp_path / "site")) and length == "432640"
+
+
+# -- the reader's training seed (SEQBOOK_SEED) --------------------------------------------------
+def test_training_seed_is_the_seed_itself_by_default(monkeypatch):
+    from seqbook.seeding import training_seed
+    monkeypatch.delenv("SEQBOOK_SEED", raising=False)
+    assert [training_seed(s) for s in (0, 1, 7)] == [0, 1, 7]
+    assert training_seed() == 0
+    monkeypatch.setenv("SEQBOOK_SEED", "0")
+    assert training_seed(3) == 3
+
+
+def test_training_seed_shifts_every_run_without_collisions(monkeypatch):
+    from seqbook.seeding import book_seed, training_seed
+    seen = set()
+    for k in range(5):
+        monkeypatch.setenv("SEQBOOK_SEED", str(k))
+        assert book_seed() == k
+        runs = {training_seed(s) for s in range(10)}
+        assert len(runs) == 10 and not runs & seen     # another k never repeats a run
+        seen |= runs
+
+
+@pytest.mark.parametrize("raw", ["one", "-1", "1.5"])
+def test_bad_book_seed_names_the_variable(monkeypatch, raw):
+    from seqbook.seeding import book_seed
+    monkeypatch.setenv("SEQBOOK_SEED", raw)
+    with pytest.raises(ValueError, match="expected SEQBOOK_SEED to be a non-negative integer"):
+        book_seed()

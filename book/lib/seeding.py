@@ -1,11 +1,26 @@
-"""Reproducible randomness: one seed fixes Python's, NumPy's and PyTorch's generators."""
+"""Reproducible randomness: one seed fixes Python's, NumPy's and PyTorch's generators.
+
+Two kinds of seed appear in the book. *Data* seeds (the corpus splits, the chosen example
+sentences, a Monte-Carlo measurement without training) are fixed numbers in the chapters and
+never change. *Training* seeds (initial weights, batch order, dropout, sampling during training)
+go through :func:`training_seed`, which shifts them by the reader's choice of ``SEQBOOK_SEED``
+(default 0). Setting ``SEQBOOK_SEED=3`` before starting the kernel gives a fresh, independent run
+of every trained model in a chapter while its data stay the same: every claim the book makes
+about a trained model is checked for ``SEQBOOK_SEED`` = 0 to 4 (``make seeds``).
+"""
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
 import torch
+
+SEED_VARIABLE = "SEQBOOK_SEED"
+# Training seed s under SEQBOOK_SEED = k becomes s + k * SEED_STRIDE, so that the runs of one
+# chapter (seeds 0, 1, 2, ...) never coincide with the runs of another k.
+SEED_STRIDE = 1000
 
 
 def _check_seed(seed) -> int:
@@ -14,6 +29,24 @@ def _check_seed(seed) -> int:
     if seed < 0:
         raise ValueError(f"expected a non-negative seed, got {seed}")
     return int(seed)
+
+
+def book_seed() -> int:
+    """The reader's training seed: the environment variable ``SEQBOOK_SEED`` (0 when unset)."""
+    raw = os.environ.get(SEED_VARIABLE, "").strip()
+    if not raw:
+        return 0
+    if not raw.isdigit():
+        raise ValueError(f"expected {SEED_VARIABLE} to be a non-negative integer, got {raw!r}")
+    return int(raw)
+
+
+def training_seed(seed: int = 0) -> int:
+    """The seed of one training run: ``seed`` shifted by the reader's ``SEQBOOK_SEED``.
+
+    With ``SEQBOOK_SEED`` unset or 0 it returns ``seed`` itself (the run printed on the website).
+    """
+    return _check_seed(seed) + SEED_STRIDE * book_seed()
 
 
 def seed_everything(seed: int) -> None:
