@@ -4,6 +4,7 @@
 # and, for instructors and authors:
 #   make student     the student edition (notebooks and website without solutions)
 #   make benchmark   time and peak memory of every chapter, run in a fresh kernel
+#   make seeds       every hidden check of every chapter for training seeds 0-4 (SEEDS=0-1 CHAPTERS=ch05 to narrow)
 #   make screenshot  PNG screenshots of the built chapters (headless Chromium)
 
 PYTHON ?= python3
@@ -16,7 +17,7 @@ MATHJAX := book/_static/mathjax/tex-chtml.js
 # (another notebook, a test run) slows down many times over instead of by half.
 BUILD_ENV := SEQBOOK_STATIC=1 SEQBOOK_QUIET=1 OMP_NUM_THREADS=1
 
-.PHONY: book test student benchmark screenshot clean setup
+.PHONY: book test student benchmark seeds screenshot clean setup
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -51,6 +52,12 @@ student: setup
 
 benchmark: setup
 	$(BIN)/python -m seqbook.authoring.benchmark --readme README.md
+
+# A claim about a trained model must hold for every training seed: run each chapter once per
+# SEQBOOK_SEED, in parallel with one thread per kernel, and tabulate every hidden check.
+SEEDS ?= 0-4
+seeds: setup
+	$(BIN)/python -m seqbook.authoring.seed_sweep --seeds $(SEEDS) --json _build/seeds/report.json $(CHAPTERS)
 
 screenshot: setup
 	$(BIN)/python -m seqbook.authoring.screenshot _build/html _build/screenshots
