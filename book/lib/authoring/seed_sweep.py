@@ -117,18 +117,25 @@ def instrument(source: str) -> str:
 # -- running one chapter with one seed ----------------------------------------------------------
 # A child process per run, so that RUSAGE_CHILDREN measures that run's kernel alone.
 _CHILD = r"""
-import json, resource, sys, time
+import json, os, resource, sys, tempfile, time
 import nbformat
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 nb = nbformat.read(sys.argv[1], as_version=4)
 start = time.perf_counter()
-client = NotebookClient(nb, timeout=int(sys.argv[3]), kernel_name="python3", allow_errors=True,
+# IPC sockets, not TCP ports: kernels started at the same moment cannot pick the same port.
+sockets = tempfile.TemporaryDirectory()
+km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets.name, "kernel"))
+client = NotebookClient(nb, km=km, timeout=int(sys.argv[3]), allow_errors=True,
                         resources={"metadata": {"path": sys.argv[2]}})
 try:
     client.execute()
     crashed = None
 except Exception as exc:                 # a dead kernel or a timeout: report it, keep the outputs
     crashed = f"{type(exc).__name__}: {exc}"[:500]
+if km.has_kernel:                        # a kernel we started ourselves: stop it, so that its
+    km.shutdown_kernel(now=crashed is not None)   # CPU time counts in RUSAGE_CHILDREN
+sockets.cleanup()
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 cells = [{"outputs": c.get("outputs", [])} if c.cell_type == "code" else {} for c in nb.cells]
 print(json.dumps({"wall_s": time.perf_counter() - start, "cpu_s": usage.ru_utime + usage.ru_stime,
@@ -177,7 +184,7 @@ def _values_of(outputs) -> list[str]:
     return []
 
 
-def run_chapter(path: Path, seed: int, timeout: int = 1800) -> Run:
+def run_chapter(path: Path, seed: int, timeout: int = 900) -> Run:
     """Execute one chapter with ``SEQBOOK_SEED=seed``; every check's verdict and values."""
     with open(path) as f:
         nb = json.load(f)
@@ -277,7 +284,7 @@ def find_chapters(names: list[str], root: Path = ROOT) -> list[Path]:
     return found
 
 
-def sweep(paths: list[Path], seeds: list[int], jobs: int = 2, timeout: int = 1800,
+def sweep(paths: list[Path], seeds: list[int], jobs: int = 2, timeout: int = 900,
           progress=print) -> list[Run]:
     """Every chapter with every seed, ``jobs`` kernels at a time (one thread each)."""
     work = [(p, s) for p in paths for s in seeds]
@@ -285,6 +292,9 @@ def sweep(paths: list[Path], seeds: list[int], jobs: int = 2, timeout: int = 180
     def one(item):
         path, seed = item
         run = run_chapter(path, seed, timeout)
+        if run.crashed:                 # a kernel that died or hung is not a verdict: once more
+            progress(f"{path.stem} seed {seed}: the run stopped ({run.crashed[:120]}); retrying")
+            run = run_chapter(path, seed, timeout)
         bad = len(run.failed) + bool(run.crashed)
         progress(f"{path.stem} seed {seed}: {run.wall_s:.0f} s wall, {run.cpu_s:.0f} s CPU, "
                  f"{'all checks hold' if not bad else f'{bad} FAILED'}")
@@ -300,7 +310,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", default="0-4", help="training seeds, e.g. 0-4 or 0,3 (default 0-4)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="kernels run at once, one thread each (default: the number of cores)")
-    parser.add_argument("--timeout", type=int, default=1800, help="seconds per cell")
+    parser.add_argument("--timeout", type=int, default=900,
+                        help="seconds a cell may run before the run counts as stopped (default 900)")
     parser.add_argument("--json", type=Path, help="also write every result to this file")
     args = parser.parse_args(argv)
     try:
