@@ -40,6 +40,7 @@ def test_a_claim_that_holds_for_some_seeds_fails_the_sweep(tmp_path, capsys):
     # seed 0 holds with the value it tested, seed 1 fails with its value (1 = 1000 / 1000)
     cells = [c.strip() for c in even.split("|")]
     assert cells[4] == "ok (0)" and cells[5].startswith("**FAIL** AssertionError") and "(1)" in cells[5]
+    assert "at `assert seed % 2000 == 0, seed / 1000`" in cells[5]    # the line that failed
     assert raised.count("AssertionError") == 2            # a chapter cell that raises is reported
     assert "2 chapter(s)" not in out and "1 chapter(s) x 2 seed(s): 4 check runs" in out
     assert "s CPU over all kernels" in out
@@ -61,6 +62,9 @@ def test_instrumented_checks_keep_their_meaning_and_report_values():
     ns = {}
     exec(seed_sweep.instrument(src), ns)
     assert ns[seed_sweep.NOTES] == ["0.4812, 10", "10"]
+    ns = {}
+    exec(seed_sweep.instrument("a, b = 2.5, 7\nassert a > 1 and b < 9 and a"), ns)
+    assert ns[seed_sweep.NOTES] == ["2.5", "7"]          # each comparison's left side
     with pytest.raises(AssertionError):
         exec(seed_sweep.instrument("assert 1 > 2, 'no'"), {})
     assert seed_sweep.claim_of(src) == "pas looks at the verb"

@@ -24,6 +24,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -36,7 +37,8 @@ from . import ROOT, chapters
 
 NOTE, NOTES = "__seed_sweep_note", "__seed_sweep_notes"
 MARK = "\x1eseed-sweep "            # the line a rewritten check prints with what it recorded
-MAX_VALUES = 6                       # values recorded per check cell (asserts in loops repeat)
+MAX_VALUES = 40                      # values recorded per check cell (asserts in loops repeat)
+SHOWN_VALUES = 6                     # of which the table shows the first few (--json keeps all)
 
 # What every rewritten check cell runs first: a fresh list, and a function that adds one value to
 # it, short and readable (a one-element tensor as its number, a float to 4 significant digits).
@@ -86,17 +88,20 @@ def _shorten(text: str, width: int = 64) -> str:
 
 
 class _RecordAsserts(ast.NodeTransformer):
-    """``assert test, msg`` -> record msg (or the left side of a comparison), then assert."""
+    """``assert test, msg`` -> record msg (else the left side of each comparison in the test),
+    then assert."""
 
     def visit_Assert(self, node: ast.Assert):
-        value = node.msg
-        if value is None and isinstance(node.test, ast.Compare):
-            value = node.test.left
-        if value is None:
+        if node.msg is not None:
+            values = [node.msg]
+        else:
+            parts = node.test.values if isinstance(node.test, ast.BoolOp) else [node.test]
+            values = [part.left for part in parts if isinstance(part, ast.Compare)]
+        if not values:
             return node
-        call = ast.Expr(ast.Call(ast.Name(NOTE, ast.Load()), [value], []))
-        guarded = ast.Try(body=[call], handlers=[ast.ExceptHandler(ast.Name("Exception", ast.Load()), None,
-                                                                   [ast.Pass()])],
+        calls = [ast.Expr(ast.Call(ast.Name(NOTE, ast.Load()), [value], [])) for value in values]
+        guarded = ast.Try(body=calls, handlers=[ast.ExceptHandler(ast.Name("Exception", ast.Load()),
+                                                                  None, [ast.Pass()])],
                           orelse=[], finalbody=[])
         return [guarded, node]
 
@@ -152,6 +157,7 @@ class CellResult:
     ok: bool
     values: list[str] = field(default_factory=list)
     error: str = ""
+    printed: str = ""
 
 
 @dataclass
@@ -168,11 +174,25 @@ class Run:
         return [c for c in self.cells if not c.ok]
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _error_of(outputs) -> str:
+    """The error's type and message, and the line of the cell that raised it."""
     for out in outputs:
         if out.get("output_type") == "error":
-            return f"{out.get('ename')}: {out.get('evalue')}"[:300]
+            lines = [_ANSI.sub("", line) for tb in out.get("traceback", []) for line in tb.split("\n")]
+            raised = [line.split("---->", 1)[1].strip() for line in lines if "---->" in line]
+            where = " ".join(raised[-1].split()[1:]) if raised else ""
+            text = f"{out.get('ename')}: {out.get('evalue')}".strip().rstrip(":")
+            return (f"{text} at `{where}`" if where else text)[:300]
     return ""
+
+
+def _printed_of(outputs) -> str:
+    """What the check printed itself (besides the recorded values)."""
+    text = "".join(out.get("text", "") for out in outputs if out.get("output_type") == "stream")
+    return "\n".join(line for line in text.split("\n") if line and not line.startswith(MARK))[:2000]
 
 
 def _values_of(outputs) -> list[str]:
@@ -211,7 +231,7 @@ def run_chapter(path: Path, seed: int, timeout: int = 900) -> Run:
         if i in checks or error:
             cells.append(CellResult(i, cell.get("id", ""), claim_of(_source(cell)) if i in checks else
                                     "a cell of the chapter raised", i in checks, not error,
-                                    _values_of(outputs), error))
+                                    _values_of(outputs), error, _printed_of(outputs)))
     return Run(path.stem, seed, result["wall_s"], result["cpu_s"], result["crashed"], cells)
 
 
@@ -242,7 +262,7 @@ def table(runs: list[Run], seeds: list[int]) -> str:
             if cell is None:
                 row.append("ok" if any(r.chapter == chapter and r.seed == s for r in runs) else "not run")
                 continue
-            values = ", ".join(cell.values).replace("|", "/")
+            values = ", ".join(cell.values[:SHOWN_VALUES]).replace("|", "/")
             verdict = "ok" if cell.ok else f"**FAIL** {cell.error}".replace("|", "/")
             row.append(f"{verdict} ({values})" if values else verdict)
         rows.append(row)
