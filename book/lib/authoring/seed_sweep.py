@@ -113,8 +113,13 @@ def instrument(source: str) -> str:
         return source
     tree = _RecordAsserts().visit(tree)
     body = ast.parse(_PRELUDE).body
-    report = ast.parse(f"print({MARK!r} + __import__('json').dumps({NOTES}[:{MAX_VALUES}]))").body
-    wrapped = ast.Try(body=tree.body or [ast.Pass()], handlers=[], orelse=[], finalbody=report)
+    # on success, print the values; on failure, the values and the line that failed, then re-raise
+    report = ast.parse(f"print({MARK!r} + __import__('json').dumps({{'values': {NOTES}[:{MAX_VALUES}]}}))").body
+    failed = ast.parse(
+        f"print({MARK!r} + __import__('json').dumps({{'values': {NOTES}[:{MAX_VALUES}], 'failed': "
+        f"__import__('traceback').extract_tb(__import__('sys').exc_info()[2])[0].line}}))").body
+    reraise = ast.ExceptHandler(ast.Name("BaseException", ast.Load()), None, [*failed, ast.Raise()])
+    wrapped = ast.Try(body=tree.body or [ast.Pass()], handlers=[reraise], orelse=report, finalbody=[])
     module = ast.Module(body=[*body, wrapped], type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(module))
 
@@ -175,6 +180,7 @@ class Run:
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ARROW = re.compile(r"^-+>\s*\d+\s(.*)")          # IPython's marker of the line that raised
 
 
 def _error_of(outputs) -> str:
@@ -182,8 +188,8 @@ def _error_of(outputs) -> str:
     for out in outputs:
         if out.get("output_type") == "error":
             lines = [_ANSI.sub("", line) for tb in out.get("traceback", []) for line in tb.split("\n")]
-            raised = [line.split("---->", 1)[1].strip() for line in lines if "---->" in line]
-            where = " ".join(raised[-1].split()[1:]) if raised else ""
+            raised = [m.group(1) for m in map(_ARROW.match, lines) if m]
+            where = " ".join(raised[-1].split()) if raised else ""
             text = f"{out.get('ename')}: {out.get('evalue')}".strip().rstrip(":")
             return (f"{text} at `{where}`" if where else text)[:300]
     return ""
@@ -195,13 +201,14 @@ def _printed_of(outputs) -> str:
     return "\n".join(line for line in text.split("\n") if line and not line.startswith(MARK))[:2000]
 
 
-def _values_of(outputs) -> list[str]:
+def _report_of(outputs) -> dict:
+    """What a rewritten check printed on its marked line: its values, and the line that failed."""
     for out in outputs:
         if out.get("output_type") == "stream":
             for line in out.get("text", "").split("\n"):
                 if line.startswith(MARK):
                     return json.loads(line[len(MARK):])
-    return []
+    return {}
 
 
 def run_chapter(path: Path, seed: int, timeout: int = 900) -> Run:
@@ -227,11 +234,13 @@ def run_chapter(path: Path, seed: int, timeout: int = 900) -> Run:
         if cell["cell_type"] != "code":
             continue
         outputs = result["cells"][i].get("outputs", [])
-        error = _error_of(outputs)
+        report, error = _report_of(outputs), _error_of(outputs)
+        if report.get("failed"):        # a check's own report names its line, as written
+            error = f"{error.split(' at `')[0]} at `{' '.join(report['failed'].split())}`"[:300]
         if i in checks or error:
             cells.append(CellResult(i, cell.get("id", ""), claim_of(_source(cell)) if i in checks else
                                     "a cell of the chapter raised", i in checks, not error,
-                                    _values_of(outputs), error, _printed_of(outputs)))
+                                    report.get("values", []), error, _printed_of(outputs)))
     return Run(path.stem, seed, result["wall_s"], result["cpu_s"], result["crashed"], cells)
 
 
