@@ -44,7 +44,7 @@ import nbformat
 import polib
 import yaml
 
-from . import ROOT, chapters
+from . import ROOT
 
 LANG = "zh_CN"
 SITE = "_site"
@@ -697,6 +697,7 @@ def import_translations(translations: list[Translation], root: Path = ROOT, lang
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lang", default=LANG)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the book's repository (default: %(default)s)")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("status", help="list current, stale and missing translations per page")
     p.add_argument("--translated-only", action="store_true",
@@ -712,12 +713,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "status":
-        statuses = book_status(lang=args.lang)
+        statuses = book_status(args.root, lang=args.lang)
         print(status_report(statuses, verbose=args.verbose))
         failing = [s for s in statuses if not s.complete and (s.claimed or not args.translated_only)]
         return 1 if failing else 0
     if args.command == "export":
-        items = todo(lang=args.lang, only=args.page, everything=args.all)
+        items = todo(args.root, lang=args.lang, only=args.page, everything=args.all)
         fmt = args.format or ("po" if args.out.suffix == ".po" else "md")
         (write_po_sheet if fmt == "po" else write_sheet)(items, args.out, lang=args.lang)
         print(f"{len(items)} entries written to {args.out}")
@@ -725,7 +726,7 @@ def main(argv=None) -> int:
     translations = []
     for sheet in args.sheets:
         translations += read_po_sheet(sheet) if sheet.suffix == ".po" else read_sheet(sheet, args.lang)
-    stored, refused = import_translations(translations, lang=args.lang)
+    stored, refused = import_translations(translations, args.root, lang=args.lang)
     print(f"{stored} translations stored")
     for line in refused:
         print("refused:", line)
