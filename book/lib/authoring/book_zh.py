@@ -48,7 +48,7 @@ BUILD_ENV = {"SEQBOOK_STATIC": "1", "SEQBOOK_QUIET": "1", "OMP_NUM_THREADS": "1"
 
 NOTICE_UNTRANSLATED = (
     "```{note}\n本页尚未译成中文，下面的文字是英文原文。中文版的其余部分见左侧目录；"
-    "译者的工作流程见仓库 README 中的“翻译”一节。\n```"
+    "译者的工作流程见仓库 README 中的 “The Chinese edition” 一节。\n```"
 )
 NOTICE_PARTIAL = (
     "```{note}\n本页的中文翻译尚未完成：没有译文的段落以英文原文显示。\n```"

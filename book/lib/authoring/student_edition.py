@@ -15,7 +15,11 @@ The student notebooks are also committed to a branch of their own (``student``),
 buttons point at that branch, so "open in Colab" opens a notebook without solutions once the branch
 is pushed (``git push origin student``).
 
-Usage: ``python -m seqbook.authoring.student_edition --out _build/student [--no-branch]``
+The Chinese student edition (``--zh``, ``make student-zh``) is made the same way from the Chinese
+edition's generated sources and executed notebooks (``make book-zh``): its notebooks go to the same
+``student`` branch under ``zh/book/``, and its website's launch buttons open them there.
+
+Usage: ``python -m seqbook.authoring.student_edition [--zh] [--out DIR] [--no-branch]``
 """
 
 from __future__ import annotations
