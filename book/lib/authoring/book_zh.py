@@ -39,7 +39,7 @@ import yaml
 
 from . import ROOT
 from . import translate as tr
-from .student_edition import clear_outputs, publish_branch
+from .student_edition import clear_outputs, has_outputs, publish_branch
 
 LANG = tr.LANG
 PUBLISHED_BRANCH = "published"
@@ -169,6 +169,9 @@ def config_zh(root: Path, site: dict[str, str], cache: Path) -> dict:
     # myst-nb's prompts of folded cells; it fills {type} with an English word, so the Chinese has none
     sphinx["nb_code_prompt_show"] = "显示代码"
     sphinx["nb_code_prompt_hide"] = "隐藏代码"
+    # sphinx-togglebutton picks its default hint before it knows the language
+    sphinx["togglebutton_hint"] = "点击显示"
+    sphinx["togglebutton_hint_hide"] = "点击隐藏"
     sphinx["html_css_files"] = list(sphinx.get("html_css_files", [])) + ["seqbook-zh.css"]
     return config
 
@@ -237,8 +240,37 @@ def build(source: Path, out: Path, fresh: bool = False) -> subprocess.CompletedP
     if fresh and (out / "_build").exists():
         shutil.rmtree(out / "_build")
     jb = Path(sys.executable).with_name("jupyter-book")
-    return subprocess.run([str(jb), "build", str(source), "--path-output", str(out), "-W", "-n", "--keep-going"],
-                          env={**os.environ, **BUILD_ENV}, capture_output=True, text=True)
+    result = subprocess.run([str(jb), "build", str(source), "--path-output", str(out), "-W", "-n", "--keep-going"],
+                            env={**os.environ, **BUILD_ENV}, capture_output=True, text=True)
+    if result.returncode == 0:
+        fill_executed(source, out)
+    return result
+
+
+def fill_executed(source: Path, out: Path) -> int:
+    """Give the build's executed copies (``out/_build/jupyter_execute``) their outputs.
+
+    myst-nb writes a chapter's executed copy without outputs when it took the outputs from the
+    execution cache (it merges them into a new notebook and writes the old one), which is what the
+    Chinese build always does after an English build. The Chinese student edition needs executed
+    copies, so merge the cached outputs in here. Returns how many copies were filled."""
+    from jupyter_cache import get_cache
+
+    config = yaml.safe_load((source / "_config.yml").read_text())
+    cache = get_cache(config["execute"]["cache"])
+    filled = 0
+    for path in sorted((source / "book").glob("*.ipynb")):
+        target = out / "_build" / "jupyter_execute" / "book" / path.name
+        if target.exists() and has_outputs(nbformat.read(target, as_version=4)):
+            continue
+        try:
+            _, merged = cache.merge_match_into_notebook(nbformat.read(path, as_version=4))
+        except KeyError:
+            continue  # not in the cache: the build did not take it from there
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(merged, target)
+        filled += 1
+    return filled
 
 
 def cache_report(log: str) -> tuple[int, int]:
