@@ -132,7 +132,7 @@ def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = 
             shutil.rmtree(d)
     notebooks.mkdir(parents=True)
     shutil.copytree(root / "book", site / "book",
-                    ignore=shutil.ignore_patterns("lib", "*.ipynb", ".ipynb_checkpoints", "__pycache__"))
+                    ignore=shutil.ignore_patterns("lib", "locale", "*.ipynb", ".ipynb_checkpoints", "__pycache__"))
     shutil.copy(root / "_toc.yml", site / "_toc.yml")
     config = yaml.safe_load((root / "_config.yml").read_text())
     config["title"] += title_suffix
