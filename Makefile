@@ -6,6 +6,10 @@
 #   make benchmark   time and peak memory of every chapter, run in a fresh kernel
 #   make seeds       every hidden check of every chapter for training seeds 0-4 (SEEDS=0-1 CHAPTERS=ch05 to narrow)
 #   make screenshot  PNG screenshots of the built chapters (headless Chromium)
+# and for the Chinese edition (see the README, "The Chinese edition"):
+#   make book-zh     the Chinese website (reuses the English build's execution cache)
+#   make student-zh  the Chinese student edition (after make book-zh)
+#   make translate-status  which translations are missing or stale
 
 PYTHON ?= python3
 VENV := .venv
@@ -17,7 +21,7 @@ MATHJAX := book/_static/mathjax/tex-chtml.js
 # (another notebook, a test run) slows down many times over instead of by half.
 BUILD_ENV := SEQBOOK_STATIC=1 SEQBOOK_QUIET=1 OMP_NUM_THREADS=1
 
-.PHONY: book test student benchmark seeds screenshot clean setup
+.PHONY: book test student benchmark seeds screenshot clean setup book-zh student-zh translate-status
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -49,6 +53,17 @@ student: setup
 	$(BIN)/python -m seqbook.authoring.student_edition --out _build/student
 	@echo "Student notebooks: $(CURDIR)/_build/student/notebooks/"
 	@echo "Student website:   file://$(CURDIR)/_build/student/site/_build/html/index.html"
+
+book-zh: setup
+	$(BUILD_ENV) $(BIN)/python -m seqbook.authoring.book_zh
+
+student-zh: setup
+	$(BIN)/python -m seqbook.authoring.student_edition --zh
+	@echo "Chinese student notebooks: $(CURDIR)/_build/zh/student/notebooks/"
+	@echo "Chinese student website:   file://$(CURDIR)/_build/zh/student/site/_build/html/index.html"
+
+translate-status: setup
+	$(BIN)/python -m seqbook.authoring.translate status
 
 benchmark: setup
 	$(BIN)/python -m seqbook.authoring.benchmark --readme README.md

@@ -160,3 +160,150 @@ def test_build_fails_on_a_warning_or_a_failing_cell(tmp_path, cell, text, should
     nbformat.write(nb, book / "book" / "nb.ipynb")
     result = jupyter_book(book, tmp_path / "out")
     assert (result.returncode == 0) == should_pass, (result.stdout + result.stderr)[-3000:]
+
+
+# --- the Chinese edition ---------------------------------------------------------------------------------
+# Built from the catalogues into its own folder, sharing the execution cache of the English build
+# above: the code cells are the English ones, so not one chapter runs again.
+
+from html.parser import HTMLParser  # noqa: E402
+
+from seqbook.authoring import book_zh  # noqa: E402
+from seqbook.authoring import translate as tr  # noqa: E402
+
+ZH_CLAIMED = [p.name for p in tr.pages() if p.kind != "site" and p.name not in tr.edition()["not_yet_translated"]]
+
+
+@pytest.fixture(scope="module")
+def built_zh(built, tmp_path_factory):
+    out = tmp_path_factory.mktemp("site-zh")
+    source = book_zh.write_sources(out / "source", cache=built / ".jupyter_cache")
+    result = book_zh.build(source, out)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, f"the Chinese website build failed:\n{log[-6000:]}"
+    assert not sphinx_warnings(log), sphinx_warnings(log)
+    cached, executed = book_zh.cache_report(log)
+    assert (cached, executed) == (len(chapters()), 0), (
+        f"the Chinese build should take every chapter from the English build's cache: {cached} cached, {executed} executed")
+    return out / "_build"
+
+
+class ProseBlocks(HTMLParser):
+    """The text of each prose element (paragraph, list item, heading, table cell, caption) of a page's
+    article, without code, cell inputs and outputs, math and the bibliography's entries."""
+
+    BLOCKS = {"p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "dt", "dd", "caption", "figcaption"}
+    SKIP_TAGS = {"pre", "code", "script", "style", "mjx-container", "svg"}
+    SKIP_CLASSES = {"cell_output", "cell_input", "highlight", "math", "citation", "headerlink"}
+    VOID = {"br", "img", "input", "meta", "link", "hr", "source", "wbr", "col"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.blocks, self.in_article, self.skip = [], [], False, 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        classes = dict(attrs).get("class") or ""
+        if tag == "article" and "bd-article" in classes:
+            self.in_article = True
+        skip = tag in self.SKIP_TAGS or bool(self.SKIP_CLASSES & set(classes.split()))
+        self.skip += skip
+        self.stack.append((tag, skip))
+        if self.in_article and tag in self.BLOCKS:
+            self.blocks.append([])
+
+    def handle_endtag(self, tag):
+        if tag not in {t for t, _ in self.stack}:
+            return  # a stray end tag
+        while self.stack:
+            open_tag, skip = self.stack.pop()
+            self.skip -= skip
+            if open_tag == "article":
+                self.in_article = False
+            if open_tag == tag:
+                break
+
+    def handle_data(self, data):
+        if self.in_article and not self.skip and self.blocks:
+            self.blocks[-1].append(data)
+
+    @classmethod
+    def of(cls, path):
+        parser = cls()
+        parser.feed(path.read_text())
+        return [re.sub(r"\s+", " ", "".join(b)).strip() for b in parser.blocks if "".join(b).strip()]
+
+
+def test_chinese_site_speaks_chinese_and_launches_the_chinese_notebooks(built_zh):
+    html = built_zh / "html"
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").exists()
+    for nb in chapters():
+        page = html / "book" / f"{nb.stem}.html"
+        source = page.read_text()
+        assert '<html lang="zh-CN"' in source or '<html lang="zh_CN"' in source, f"{page.name}: not a Chinese page"
+        assert f"colab.research.google.com/github/seqbook/sequence-models/blob/published/zh/book/{nb.name}" in source
+        assert source.count("data:image/png;base64") + source.count('src="../_images/') >= 3, f"{page.name}: figures missing"
+        assert "seqbook-explorer" in source or "anim-state" in source or "_anim_" in source
+        text = page_text(page)
+        assert text.count("练习") >= 5 and "解答" in text, f"{page.name}: exercises not labelled in Chinese"
+        if nb.stem in ZH_CLAIMED:
+            assert "Exercise" not in text and "Solution to" not in text
+        assert "Traceback (most recent call last)" not in source
+        assert "Click to show" not in source and "Show code cell" not in source, f"{page.name}: English interface"
+    ch01 = page_text(html / "book" / "ch01_ngrams.html")
+    for interface in ("搜索", "目录"):                        # the theme's own strings, from language: zh_CN
+        assert interface in page_text(html / "book" / "ch01_ngrams.html") or interface in (
+            html / "book" / "ch01_ngrams.html").read_text(), interface
+    assert "序列、链式法则与马尔可夫假设" in ch01 and "Sequences, the chain rule" not in ch01
+    glossary = page_text(html / "book" / "glossary.html")
+    assert "随时间反向传播" in glossary and "第 2 章" in glossary
+    assert "Shannon" in page_text(html / "book" / "bibliography.html")
+
+
+@pytest.mark.parametrize("name", ZH_CLAIMED + ["glossary"])
+def test_translated_chinese_pages_are_mostly_cjk_with_no_english_paragraph(built_zh, name):
+    blocks = ProseBlocks.of(built_zh / "html" / "book" / f"{name}.html")
+    if name == "glossary":  # its English column is English by design
+        import yaml
+        terms = {t["en"] for t in yaml.safe_load((tr.locale_dir() / "glossary.yml").read_text())["terms"]}
+        blocks = [b for b in blocks if b not in terms and b != "English"]
+    assert len(blocks) >= 2, f"{name}: found no prose on the page"
+    text = " ".join(blocks)
+    cjk, latin = len(re.findall(r"[\u3400-\u9fff]", text)), len(re.findall(r"[A-Za-z]", text))
+    assert cjk / (cjk + latin) > 0.6, f"{name}: only {cjk / (cjk + latin):.0%} of the letters are CJK"
+    english = [b for b in blocks if not re.search(r"[\u3400-\u9fff]", b)
+               and re.search(r"[A-Za-z][\w'-]*(?:[\s,;:()]+[A-Za-z][\w'-]*){3,}", b)]
+    assert not english, f"{name}: English left on the Chinese page: {english[:5]}"
+
+
+def test_the_english_paragraph_check_would_see_an_untranslated_page(built_zh):
+    blocks = ProseBlocks.of(built_zh / "html" / "book" / "ch02_rnn.html")   # not yet translated
+    assert sum(1 for b in blocks if not re.search(r"[\u3400-\u9fff]", b) and len(b.split()) > 8) > 20
+
+
+def test_mathjax_typesets_the_chinese_pages(built_zh):
+    for name in ("ch01_ngrams", "intro"):
+        page = built_zh / "html" / "book" / f"{name}.html"
+        png = shots.screenshot(page, ROOT / "_build" / "screenshots" / f"zh_{name}.png")
+        assert png.stat().st_size > 50_000
+    dom = shots.rendered_dom(built_zh / "html" / "book" / "ch01_ngrams.html")
+    assert dom.count("<mjx-container") >= 10, "MathJax did not typeset the Chinese chapter's formulas"
+
+
+def test_chinese_student_edition_has_no_solutions_and_launches_the_student_branch(built_zh, tmp_path):
+    source = built_zh.parent / "source"
+    site = write_student_sources(tmp_path / "student", root=source, executed=built_zh / "jupyter_execute",
+                                 title_suffix="（学生版）")
+    assert "execute_notebooks: 'off'" in (site / "_config.yml").read_text() or \
+        "execute_notebooks: off" in (site / "_config.yml").read_text()
+    result = build_site(site)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+    assert not sphinx_warnings(result.stdout + result.stderr)
+    for nb_path in chapters():
+        student_page = site / "_build" / "html" / "book" / f"{nb_path.stem}.html"
+        text = page_text(student_page)
+        assert "练习" in text and "解答" not in text, f"{nb_path.name}: a solution on the Chinese student page"
+        assert f"/blob/student/zh/book/{nb_path.name}" in student_page.read_text()
+        notebook = (tmp_path / "student" / "notebooks" / nb_path.name).read_text()
+        assert '"outputs": []' in notebook and "solution-start" not in notebook

@@ -15,7 +15,11 @@ The student notebooks are also committed to a branch of their own (``student``),
 buttons point at that branch, so "open in Colab" opens a notebook without solutions once the branch
 is pushed (``git push origin student``).
 
-Usage: ``python -m seqbook.authoring.student_edition --out _build/student [--no-branch]``
+The Chinese student edition (``--zh``, ``make student-zh``) is made the same way from the Chinese
+edition's generated sources and executed notebooks (``make book-zh``): its notebooks go to the same
+``student`` branch under ``zh/book/``, and its website's launch buttons open them there.
+
+Usage: ``python -m seqbook.authoring.student_edition [--zh] [--out DIR] [--no-branch]``
 """
 
 from __future__ import annotations
@@ -116,7 +120,7 @@ def clear_outputs(nb):
 
 
 def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = None,
-                          branch: str = STUDENT_BRANCH) -> Path:
+                          branch: str = STUDENT_BRANCH, title_suffix: str = " (student edition)") -> Path:
     """Lay out the student book under ``out/site`` and the student notebooks under ``out/notebooks``.
 
     ``executed`` is a folder of executed notebooks (the website build's ``_build/jupyter_execute``);
@@ -128,10 +132,10 @@ def write_student_sources(out: Path, root: Path = ROOT, executed: Path | None = 
             shutil.rmtree(d)
     notebooks.mkdir(parents=True)
     shutil.copytree(root / "book", site / "book",
-                    ignore=shutil.ignore_patterns("lib", "*.ipynb", ".ipynb_checkpoints", "__pycache__"))
+                    ignore=shutil.ignore_patterns("lib", "locale", "*.ipynb", ".ipynb_checkpoints", "__pycache__"))
     shutil.copy(root / "_toc.yml", site / "_toc.yml")
     config = yaml.safe_load((root / "_config.yml").read_text())
-    config["title"] += " (student edition)"
+    config["title"] += title_suffix
     config["repository"]["branch"] = branch
     all_executed = True
     for path in chapters(root):
@@ -158,31 +162,37 @@ def _git(repo: Path, *args: str, env: dict | None = None, stdin: bytes | None = 
     return result.stdout.decode().strip()
 
 
-def publish_branch(notebooks: Path, repo: Path = ROOT, branch: str = STUDENT_BRANCH) -> str:
-    """Commit the student notebooks in ``notebooks`` to ``branch`` of the git repository ``repo``,
-    as ``book/<name>.ipynb`` with a README, on top of the branch's previous commit (if any).
-    Uses a private index: the working tree, the index and the checked-out branch are untouched.
-    Returns the new commit's id."""
+def publish_branch(notebooks: Path, repo: Path = ROOT, branch: str = STUDENT_BRANCH, prefix: str = "",
+                   readme: str | None = None) -> str:
+    """Commit the notebooks in ``notebooks`` to ``branch`` of the git repository ``repo``, as
+    ``<prefix>/book/<name>.ipynb`` with a ``<prefix>/README.md``, on top of the branch's previous
+    commit (if any). Only that folder's ``book/`` and README change: the English student notebooks
+    (prefix "") and the Chinese ones (prefix "zh") share the ``student`` branch. Uses a private index:
+    the working tree, the index and the checked-out branch are untouched. Returns the new commit's id."""
     source = _git(repo, "rev-parse", "--short", "HEAD")
-    files = {f"book/{nb.name}": nb.read_bytes() for nb in sorted(notebooks.glob("*.ipynb"))}
+    base = f"{prefix.strip('/')}/" if prefix.strip("/") else ""
+    files = {f"{base}book/{nb.name}": nb.read_bytes() for nb in sorted(notebooks.glob("*.ipynb"))}
     if not files:
         raise FileNotFoundError(f"expected student notebooks in {notebooks}: write them first")
-    files["README.md"] = (
+    files[f"{base}README.md"] = (readme if readme is not None else (
         "# Student edition\n\nThe chapters' notebooks without solutions, generated from commit "
         f"{source} of the main branch by `make student`. Do not edit here: change the chapters on "
-        "main and run `make student` again.\n").encode()
+        "main and run `make student` again.\n")).encode()
+    ref = f"refs/heads/{branch}"
+    parent = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", ref],
+                            capture_output=True, text=True).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        if parent:
+            _git(repo, "read-tree", parent, env=env)
+            _git(repo, "rm", "--cached", "-r", "-q", "--ignore-unmatch", f"{base}book", env=env)
         for path, data in files.items():
             blob = _git(repo, "hash-object", "-w", "--stdin", stdin=data)
             _git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
         tree = _git(repo, "write-tree", env=env)
-    ref = f"refs/heads/{branch}"
-    parent = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", ref],
-                            capture_output=True, text=True).stdout.strip()
     if parent and _git(repo, "rev-parse", f"{parent}^{{tree}}") == tree:
         return parent  # nothing changed
-    message = f"Student edition of {source}"
+    message = f"{'Chinese ' if base else ''}{branch} edition of {source}"
     who = {}
     if subprocess.run(["git", "-C", str(repo), "var", "GIT_COMMITTER_IDENT"], capture_output=True).returncode:
         who = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITTER")
@@ -201,20 +211,36 @@ def build_site(site: Path, extra_env: dict | None = None) -> subprocess.Complete
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "student")
-    parser.add_argument("--executed", type=Path, default=ROOT / "_build" / "jupyter_execute",
-                        help="executed notebooks from the website build (default: %(default)s); "
-                             "if missing, the student website executes the chapters itself")
+    parser.add_argument("--zh", action="store_true",
+                        help="the Chinese student edition, from the Chinese build (make book-zh) into _build/zh/student")
+    parser.add_argument("--out", type=Path, default=None, help="default: _build/student (_build/zh/student with --zh)")
+    parser.add_argument("--executed", type=Path, default=None,
+                        help="executed notebooks from the website build (default: _build/jupyter_execute, "
+                             "_build/zh/_build/jupyter_execute with --zh); if missing, the student website "
+                             "executes the chapters itself")
     parser.add_argument("--no-site", action="store_true", help="write the notebooks only")
     parser.add_argument("--no-branch", action="store_true",
                         help=f"do not commit the notebooks to the local branch {STUDENT_BRANCH!r}")
     args = parser.parse_args(argv)
-    executed = args.executed if (args.executed / "book").is_dir() else None
-    site = write_student_sources(args.out, executed=executed)
-    print(f"student notebooks written to {args.out / 'notebooks'}")
+    build_dir = ROOT / "_build" / ("zh" if args.zh else "")
+    out = args.out or build_dir / "student"
+    executed = args.executed or build_dir / ("_build/jupyter_execute" if args.zh else "jupyter_execute")
+    executed = executed if (executed / "book").is_dir() else None
+    root, suffix, prefix, readme = ROOT, " (student edition)", "", None
+    if args.zh:
+        root = build_dir / "source"
+        if not (root / "_config.yml").exists():
+            print(f"no Chinese sources at {root}: run `make book-zh` first", file=sys.stderr)
+            return 1
+        suffix, prefix = "（学生版）", "zh"
+        readme = ("# 中文版学生笔记本\n\n本书各章的中文笔记本，不含解答，由 `make student-zh` 生成。请勿在此修改："
+                  "改动 main 分支的章节或 `book/locale/zh_CN` 的翻译后重新生成。\n")
+    site = write_student_sources(out, root=root, executed=executed, title_suffix=suffix)
+    print(f"student notebooks written to {out / 'notebooks'}")
     if not args.no_branch:
-        commit = publish_branch(args.out / "notebooks")
-        print(f"and committed to the local branch {STUDENT_BRANCH!r} ({commit[:10]}); publish them "
+        commit = publish_branch(out / "notebooks", prefix=prefix, readme=readme)
+        where = f"{prefix}/book/" if prefix else "book/"
+        print(f"and committed to the local branch {STUDENT_BRANCH!r} under {where} ({commit[:10]}); publish them "
               f"with `git push origin {STUDENT_BRANCH}`, so the student website's Colab buttons work")
     if args.no_site:
         return 0
