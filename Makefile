@@ -5,18 +5,20 @@
 #   make student     the student edition (notebooks and website without solutions)
 #   make benchmark   time and peak memory of every chapter, run in a fresh kernel
 #   make screenshot  PNG screenshots of the built chapters (headless Chromium)
+#   make grader      Otter-Grader assignments of every chapter in _build/grader (instructors)
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+GRADER_STAMP := $(VENV)/.grader-installed
 MATHJAX := book/_static/mathjax/tex-chtml.js
 # Pages rendered without a kernel get the static twin of every interactive figure. One thread per
 # kernel, as in `make test`: with two threads, a build that shares the two cores with anything else
 # (another notebook, a test run) slows down many times over instead of by half.
 BUILD_ENV := SEQBOOK_STATIC=1 SEQBOOK_QUIET=1 OMP_NUM_THREADS=1
 
-.PHONY: book test student benchmark screenshot clean setup
+.PHONY: book test student benchmark screenshot grader clean setup
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -35,19 +37,29 @@ $(MATHJAX):
 	mkdir -p book/_static/mathjax
 	cd .cache/npm/node_modules/mathjax/es5 && cp -r tex-chtml.js input output ui a11y $(CURDIR)/book/_static/mathjax/
 
+# Otter-Grader, for instructors only (students never install it): on top of the book's packages.
+$(GRADER_STAMP): $(STAMP) requirements-grader.txt
+	$(BIN)/pip install --quiet -r requirements-grader.txt
+	touch $(GRADER_STAMP)
+
 book: setup
 	$(BUILD_ENV) $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
 
 # One thread per test worker: two processes with two threads each on two cores slow each other down.
-test: setup
+test: setup $(GRADER_STAMP)
 	SEQBOOK_QUIET=1 OMP_NUM_THREADS=1 $(BIN)/pytest -n 2 --dist loadfile --nbval-lax tests book
 
 student: setup
 	$(BIN)/python -m seqbook.authoring.student_edition --out _build/student
 	@echo "Student notebooks: $(CURDIR)/_build/student/notebooks/"
 	@echo "Student website:   file://$(CURDIR)/_build/student/site/_build/html/index.html"
+
+# For each chapter: _build/grader/chNN/student (the assignment) and _build/grader/chNN/autograder
+# (the solutions notebook and autograder.zip for Gradescope or `otter run`).
+grader: setup $(GRADER_STAMP)
+	$(BIN)/python -m seqbook.authoring.grader --out _build/grader
 
 benchmark: setup
 	$(BIN)/python -m seqbook.authoring.benchmark --readme README.md
