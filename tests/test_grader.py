@@ -2,6 +2,7 @@
 from the chapters, and (slow) real grading with `otter run` of right, untouched, wrong and malformed
 submissions."""
 
+import inspect
 import json
 import re
 import resource
@@ -17,8 +18,9 @@ import pytest
 
 from seqbook.authoring import ROOT, chapters
 from seqbook.authoring.exercise_list import exercises
-from seqbook.authoring.grader import (SPECS, build_chapter, chapter_number, hidden_test, plan, rename,
-                                      sliced_setup, statements, without_statements)
+from seqbook.authoring.student_edition import strip_solutions
+from seqbook.authoring.grader import (build_chapter, chapter_number, current_page_table, hidden_test, plan,
+                                      rename, sliced_setup, statements, summary, without_statements)
 
 C, M = nbformat.v4.new_code_cell, nbformat.v4.new_markdown_cell
 OTTER = Path(sys.executable).with_name("otter")
@@ -124,9 +126,11 @@ def test_the_grading_specs_are_not_part_of_the_installed_package():
     packages = config["tool"]["setuptools"]["packages"]
     assert all(not p.startswith("grading") for p in packages)
     assert not any(p.name.startswith("ch") for p in (ROOT / "book" / "lib").rglob("grading*"))
-    hidden_names = {t.name for ch in chapters() for q in plan(ch).spec.questions.values() for t in q.hidden}
-    library = "\n".join(p.read_text() for p in (ROOT / "book" / "lib").rglob("*.py"))
-    assert hidden_names and not [n for n in hidden_names if re.search(rf"\bdef {n}\b", library)]
+    # no hidden test's body (its statements, in order) is in the package's source
+    library = re.sub(r"\s+", " ", "\n".join(p.read_text() for p in (ROOT / "book" / "lib").rglob("*.py")))
+    bodies = [re.sub(r"\s+", " ", "\n".join(inspect.getsource(t.function).splitlines()[2:]))
+              for ch in chapters() for q in plan(ch).spec.questions.values() for t in q.hidden]
+    assert bodies and not [b for b in bodies if b in library]
     # the student set-up (Colab) installs the package, whose dependencies do not include Otter
     assert not any("otter" in d for d in config["project"]["dependencies"])
     assert "otter" not in (ROOT / "requirements.txt").read_text()
@@ -187,8 +191,13 @@ def test_no_student_file_holds_a_solution_or_a_hidden_test(built, name):
     assert secrets, f"{name}: found no solution text to look for"
     leaks = [line for line in secrets if line in student]
     assert not leaks, f"{name}: solution lines in the student files: {leaks[:5]}"
-    hidden = {t.name for q in p.spec.questions.values() for t in q.hidden}
-    assert not [n for n in hidden if n in student], f"{name}: hidden tests in the student files"
+    public = {l.strip() for f in (built / name / "student" / "tests").glob("*.py") for l in f.read_text().splitlines()}
+    book = {l.strip() for c in strip_solutions(nbformat.read(chapter, as_version=4)).cells for l in c.source.splitlines()}
+    hidden = {l.strip() for f in (built / name / "autograder" / "tests").glob("*.py") for l in f.read_text().splitlines()
+              if len(l.strip()) >= 25} - public - book
+    assert hidden, f"{name}: found no hidden test to look for"
+    leaks = [line for line in hidden if line in student]
+    assert not leaks, f"{name}: hidden tests in the student files: {leaks[:5]}"
     assert "hidden=True" not in student and "BEGIN SOLUTION" not in student
     graded = built / name / "autograder"
     assert all(n in (graded / "tests" / f"{label}.py").read_text()
@@ -276,3 +285,8 @@ def test_make_grader_is_wired():
     assert "seqbook.authoring.grader" in makefile
     assert "otter-grader==" in (ROOT / "requirements-grader.txt").read_text()
     assert shutil.which("make")
+
+
+def test_the_instructor_page_lists_the_current_points():
+    assert current_page_table() == summary(), \
+        "book/instructors.md is out of date: run `python -m seqbook.authoring.grader --write-page`"

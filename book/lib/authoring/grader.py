@@ -722,12 +722,33 @@ def summary(root: Path = ROOT, specs: Path = SPECS) -> str:
     return "\n".join(rows)
 
 
+PAGE = ROOT / "book" / "instructors.md"
+BEGIN, END = "<!-- grading-points:begin -->", "<!-- grading-points:end -->"
+
+
+def current_page_table(page: Path = PAGE) -> str:
+    text = page.read_text()
+    return text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip()
+
+
+def write_page_table(page: Path = PAGE) -> None:
+    text = page.read_text()
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    page.write_text(text[:start] + "\n" + summary() + "\n" + text[end:])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--chapters", type=int, nargs="*", help="chapter numbers (default: all)")
     parser.add_argument("--master-only", action="store_true", help="write the master notebooks only")
+    parser.add_argument("--write-page", action="store_true",
+                        help=f"update the table of points in {PAGE.relative_to(ROOT)} and stop")
     args = parser.parse_args(argv)
+    if args.write_page:
+        write_page_table()
+        print(summary())
+        return 0
     selected = [c for c in chapters() if not args.chapters or chapter_number(c) in args.chapters]
     for chapter in selected:
         where = build_chapter(chapter, args.out, run_assign=not args.master_only)
