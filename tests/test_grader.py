@@ -231,21 +231,23 @@ TYPICAL = {
              "forgot the mean"),
     "ch02": ("ch2-ex-clipping", "def clip(grads, max_norm):\n"
              "    return [g * min(1.0, max_norm / float(g.norm())) if g.norm() > 0 else g for g in grads]",
-             "one factor"),
+             "each tensor on its own"),
     "ch03": ("ch3-ex-bidirectional", "def bidirectional_outputs(fwd, bwd, X):\n"
              "    return torch.cat([fwd(X)[0], bwd(X.flip(1))[0]], dim=-1)", "reverse order"),
     "ch04": ("ch4-ex-length-penalty", "short_score = -3.0 / 1.5\nlong_score = -4.2 / (16 / 6)\nwinner = 'short'",
-             "winner"),
+             "less negative"),
     "ch05": ("ch5-ex-masked-softmax", "def my_masked_softmax(scores, mask):\n"
-             "    return torch.softmax(scores, dim=-1) * mask[:, None, :]", "sum"),
+             "    return torch.softmax(scores, dim=-1) * mask[:, None, :]", "sum to 1"),
     "ch06": ("ch6-ex-rotation", "def rotation(k, d_model):\n    return seqbook_rotation(k, d_model).T",
              "R_{-k}"),
 }
 
 
 def answer_cell_index(nb, label: str) -> int:
+    """The answer cell of an autograded question: the last code cell before its check cell (the
+    solutions notebook may have the solution's prose in between)."""
     check = next(i for i, c in enumerate(nb.cells) if c.source.strip() == f'grader.check("{label}")')
-    return check - 1
+    return max(i for i in range(check) if nb.cells[i].cell_type == "code")
 
 
 @pytest.mark.slow
@@ -265,7 +267,8 @@ def test_wrong_and_malformed_submissions_are_graded(built, name, tmp_path):
     else:
         nb.cells[answer_cell_index(nb, wrong_label)].source = wrong_code
     nb.cells[answer_cell_index(nb, raising)].source = "raise RuntimeError('a bug in my answer')"
-    del nb.cells[answer_cell_index(nb, unchecked) + 1]          # its tests then run at the end
+    del nb.cells[next(i for i, c in enumerate(nb.cells)        # its tests then run at the end
+                      if c.source.strip() == f'grader.check("{unchecked}")')]
     del nb.cells[answer_cell_index(nb, deleted)]
     got = grade(built, name, nb, tmp_path / "malformed")
     scores = {q: r["score"] for q, r in got["questions"].items()}

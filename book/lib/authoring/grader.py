@@ -655,11 +655,11 @@ def _question_cells(p: Plan, e: Exercise) -> list:
                       f"exercise's.*" for old, new in mapping.items())
     text = nbformat.v4.new_markdown_cell(f"{heading}\n\n{e.text}{note}{renamed}")
     prose = [nbformat.v4.new_markdown_cell(t) for t in e.solution_text]
-    if q.kind == "manual":
-        return [_raw(_config("QUESTION", name=e.label, manual=True, points=manual)), text,
-                _raw("# BEGIN SOLUTION"), *prose, *([nbformat.v4.new_code_cell(e.solution)] if e.solution else []),
-                _raw("# END SOLUTION"), _raw("# END QUESTION")]
     answer = nbformat.v4.new_code_cell(_answer_cell(rename(e.stub, mapping), rename(e.solution, mapping)))
+    if q.kind == "manual":
+        code = [answer] if e.stub else [nbformat.v4.new_code_cell(e.solution)] if e.solution else []
+        return [_raw(_config("QUESTION", name=e.label, manual=True, points=manual)), text,
+                _raw("# BEGIN SOLUTION"), *code, *prose, _raw("# END SOLUTION"), _raw("# END QUESTION")]
     tests = [_test_cell(public_test(c, i + 1, mapping), q.public, False) for i, c in enumerate(e.checks)]
     tests += [_test_cell(hidden_test(t, mapping), t.points, True) for t in q.hidden]
     cells = [_raw(_config("QUESTION", name=e.label, points=auto)), text,
