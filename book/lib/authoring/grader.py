@@ -688,7 +688,7 @@ def otter_command() -> list[str]:
 def build_chapter(chapter: Path, out: Path = OUT, run_assign: bool = True) -> Path:
     """Write ``out/chNN/master/chNN.ipynb`` and run ``otter assign`` into ``out/chNN``."""
     name = f"ch{chapter_number(chapter):02d}"
-    where = out / name
+    where = out.resolve() / name   # otter runs in the master's folder: relative paths would break
     if where.exists():
         shutil.rmtree(where)
     (where / "master").mkdir(parents=True)
