@@ -6,6 +6,7 @@
 #   make benchmark   time and peak memory of every chapter, run in a fresh kernel
 #   make seeds       every hidden check of every chapter for training seeds 0-4 (SEEDS=0-1 CHAPTERS=ch05 to narrow)
 #   make screenshot  PNG screenshots of the built chapters (headless Chromium)
+#   make grader      Otter-Grader assignments of every chapter in _build/grader (instructors)
 # and for the Chinese edition (see the README, "The Chinese edition"):
 #   make book-zh     the Chinese website (reuses the English build's execution cache)
 #   make student-zh  the Chinese student edition (after make book-zh)
@@ -15,13 +16,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+GRADER_STAMP := $(VENV)/.grader-installed
 MATHJAX := book/_static/mathjax/tex-chtml.js
 # Pages rendered without a kernel get the static twin of every interactive figure. One thread per
 # kernel, as in `make test`: with two threads, a build that shares the two cores with anything else
 # (another notebook, a test run) slows down many times over instead of by half.
 BUILD_ENV := SEQBOOK_STATIC=1 SEQBOOK_QUIET=1 OMP_NUM_THREADS=1
 
-.PHONY: book test student benchmark seeds screenshot clean setup book-zh student-zh translate-status
+.PHONY: book test student benchmark seeds screenshot grader clean setup book-zh student-zh translate-status
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -40,13 +42,18 @@ $(MATHJAX):
 	mkdir -p book/_static/mathjax
 	cd .cache/npm/node_modules/mathjax/es5 && cp -r tex-chtml.js input output ui a11y $(CURDIR)/book/_static/mathjax/
 
+# Otter-Grader, for instructors only (students never install it): on top of the book's packages.
+$(GRADER_STAMP): $(STAMP) requirements-grader.txt
+	$(BIN)/pip install --quiet -r requirements-grader.txt
+	touch $(GRADER_STAMP)
+
 book: setup
 	$(BUILD_ENV) $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
 
 # One thread per test worker: two processes with two threads each on two cores slow each other down.
-test: setup
+test: setup $(GRADER_STAMP)
 	SEQBOOK_QUIET=1 OMP_NUM_THREADS=1 $(BIN)/pytest -n 2 --dist loadfile --nbval-lax tests book
 
 student: setup
@@ -64,6 +71,11 @@ student-zh: setup
 
 translate-status: setup
 	$(BIN)/python -m seqbook.authoring.translate status
+
+# For each chapter: _build/grader/chNN/student (the assignment) and _build/grader/chNN/autograder
+# (the solutions notebook and autograder.zip for Gradescope or `otter run`).
+grader: setup $(GRADER_STAMP)
+	$(BIN)/python -m seqbook.authoring.grader --out _build/grader
 
 benchmark: setup
 	$(BIN)/python -m seqbook.authoring.benchmark --readme README.md

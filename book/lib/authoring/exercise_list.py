@@ -42,6 +42,37 @@ def exercises(path: Path) -> list[dict]:
     return found
 
 
+_HEADING = re.compile(r"^#{1,6}\s")
+
+
+def exercise_blocks(nb) -> list[list]:
+    """The cells of each exercise of notebook ``nb``, in order: from the markdown cell that opens
+    the exercise up to (not including) the next exercise or the next heading that is not inside a
+    gated solution. A block holds the exercise text, its student cells and its solution."""
+    from .student_edition import _END, _START
+
+    blocks, inside = [], False
+    for cell in nb.cells:
+        md = cell.cell_type == "markdown"
+        opens = md and bool(_EXERCISE.search(cell.source))
+        if opens or (md and not inside and _HEADING.match(cell.source)):
+            blocks.append([cell] if opens else None)
+        elif blocks and blocks[-1] is not None:
+            blocks[-1].append(cell)
+        if md and _START.search(cell.source):
+            inside = True
+        elif md and _END.search(cell.source):
+            inside = False
+    return [b for b in blocks if b is not None]
+
+
+def exercise_label(cell) -> str | None:
+    """The ``:label:`` of the exercise that markdown ``cell`` opens (None without one)."""
+    m = _EXERCISE.search(cell.source)
+    label = _LABEL.search(m.group("body")) if m else None
+    return label.group(1) if label else None
+
+
 def table(root: Path = ROOT) -> str:
     rows = ["| chapter | exercise | label | checker |", "| --- | --- | --- | --- |"]
     for path in chapters(root):

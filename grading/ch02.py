@@ -1,0 +1,151 @@
+"""How chapter 2's exercises are graded (recurrent networks, backpropagation through time).
+
+Each hidden test is a self-contained function: its parameters name the notebook variables it
+reads, and it computes its own reference answer (never from ``seqbook.exercises``).
+"""
+
+from seqbook.authoring.grader import GradingSpec
+
+spec = GradingSpec()
+
+spec.auto("ch2-ex-vanishing", written=1)
+
+
+@spec.hidden("ch2-ex-vanishing", points=1)
+def factor_after_100_steps(after_100):
+    right = 2.0 ** -100
+    assert abs(float(after_100) - right) < 1e-6 * right, f"{after_100!r} is not the factor after 100 steps"
+
+
+@spec.hidden("ch2-ex-vanishing", points=1)
+def float32_underflows_to_zero(float32_after_150):
+    assert float32_after_150 is not None and float(float32_after_150) == 0.0, \
+        f"float32 rounds 2^-150 (half the smallest subnormal) to 0, not {float32_after_150!r}"
+
+
+spec.auto("ch2-ex-sharing")
+
+
+@spec.hidden("ch2-ex-sharing", points=1)
+def shared_parameters(shared):
+    d, h = 67, 128
+    assert int(shared) == shared and int(shared) == d * h + h * h + h, f"{shared!r} is not the count of W_xh, W_hh, b_h"
+
+
+@spec.hidden("ch2-ex-sharing", points=1)
+def unshared_parameters(unshared):
+    d, h = 67, 128
+    assert int(unshared) == unshared and int(unshared) == 64 * (d * h + h * h + h), f"{unshared!r}: one set per step, 64 steps"
+
+
+spec.auto("ch2-ex-step-jacobian", written=1)
+
+
+@spec.hidden("ch2-ex-step-jacobian", points=1)
+def jacobian_of_a_tanh_step(step_jacobian):
+    import torch
+    from seqbook.rnn import RNNScratch
+    rnn = RNNScratch(4, 6, nonlinearity="tanh", seed=21).double()
+    gen = torch.Generator().manual_seed(21)
+    x, h = torch.randn(4, generator=gen, dtype=torch.float64), torch.randn(6, generator=gen, dtype=torch.float64)
+    step = lambda hh: torch.tanh(x @ rnn.W_xh + hh @ rnn.W_hh + rnn.b_h)  # noqa: E731
+    right = torch.autograd.functional.jacobian(step, h).detach()
+    got = torch.as_tensor(step_jacobian(rnn, x, h)).detach().double()
+    assert got.shape == right.shape and torch.allclose(got, right, atol=1e-6), \
+        "the tanh Jacobian differs from autograd's (entry (j, i) is dh_t[j] / dh_prev[i])"
+
+
+@spec.hidden("ch2-ex-step-jacobian", points=1)
+def jacobian_of_a_relu_step(step_jacobian):
+    import torch
+    from seqbook.rnn import RNNScratch
+    rnn = RNNScratch(4, 6, nonlinearity="relu", seed=22).double()
+    gen = torch.Generator().manual_seed(22)
+    x, h = torch.randn(4, generator=gen, dtype=torch.float64), torch.randn(6, generator=gen, dtype=torch.float64)
+    step = lambda hh: torch.relu(x @ rnn.W_xh + hh @ rnn.W_hh + rnn.b_h)  # noqa: E731
+    right = torch.autograd.functional.jacobian(step, h).detach()
+    assert 0 < int((right.abs().sum(1) == 0).sum()) < 6, "the test case should have active and inactive units"
+    got = torch.as_tensor(step_jacobian(rnn, x, h)).detach().double()
+    assert got.shape == right.shape and torch.allclose(got, right, atol=1e-6), \
+        "the ReLU Jacobian differs from autograd's: its slope is 1 where a > 0 and 0 elsewhere"
+
+
+spec.auto("ch2-ex-bptt", written=1)
+
+
+@spec.hidden("ch2-ex-bptt", points=1)
+def bptt_of_one_step(bptt):
+    import torch
+    from seqbook.rnn import RNNScratch
+    rnn = RNNScratch(2, 3, seed=40).double()
+    gen = torch.Generator().manual_seed(40)
+    X, dL = torch.randn(2, 1, 2, generator=gen, dtype=torch.float64), torch.randn(2, 1, 3, generator=gen, dtype=torch.float64)
+    loss = (rnn(X)[0] * dL).sum()
+    right = torch.autograd.grad(loss, [rnn.W_xh, rnn.W_hh, rnn.b_h])
+    with torch.no_grad():
+        got = bptt(rnn, X, dL)
+    assert len(got) == 3 and all(torch.allclose(torch.as_tensor(g).double(), r, atol=1e-8) for g, r in zip(got, right)), \
+        "with a single step (no recurrence yet) the gradients differ from autograd's"
+
+
+@spec.hidden("ch2-ex-bptt", points=2)
+def bptt_through_many_steps(bptt):
+    import torch
+    from seqbook.rnn import RNNScratch
+    rnn = RNNScratch(3, 5, seed=41).double()
+    gen = torch.Generator().manual_seed(41)
+    X, dL = torch.randn(4, 12, 3, generator=gen, dtype=torch.float64), torch.randn(4, 12, 5, generator=gen, dtype=torch.float64)
+    loss = (rnn(X)[0] * dL).sum()
+    right = torch.autograd.grad(loss, [rnn.W_xh, rnn.W_hh, rnn.b_h])
+    with torch.no_grad():
+        got = bptt(rnn, X, dL)
+    for name, g, r in zip(("dW_xh", "dW_hh", "db_h"), got, right):
+        g = torch.as_tensor(g).double()
+        assert g.shape == r.shape and torch.allclose(g, r, atol=1e-8), f"over 12 steps your {name} differs from autograd's"
+
+
+spec.auto("ch2-ex-clipping", written=1)
+
+
+@spec.hidden("ch2-ex-clipping", points=2)
+def clipping_keeps_the_direction(clip):
+    import torch
+    gen = torch.Generator().manual_seed(50)
+    grads = [torch.randn(5, 2, generator=gen) * 4, torch.randn(7, generator=gen), torch.randn(1, generator=gen) * 10]
+    norm = torch.sqrt(sum((g.double() ** 2).sum() for g in grads))
+    out = clip([g.clone() for g in grads], 2.5)
+    assert len(out) == 3, f"expected 3 tensors back, got {len(out)}"
+    for g, o in zip(grads, out):
+        assert torch.allclose(torch.as_tensor(o).double(), g.double() * 2.5 / norm, atol=1e-6), \
+            "every gradient must be scaled by the same factor max_norm / global norm"
+
+
+@spec.hidden("ch2-ex-clipping", points=1)
+def small_and_zero_gradients_stay(clip):
+    import torch
+    small = [torch.full((3,), 0.01), torch.full((2, 2), -0.02)]
+    for grads in (small, [torch.zeros(3), torch.zeros(2, 2)]):
+        out = clip([g.clone() for g in grads], 1.0)
+        assert all(torch.equal(torch.as_tensor(o), g) for o, g in zip(out, grads)), \
+            "gradients whose global norm is already at most max_norm (or zero) must come back unchanged"
+
+
+spec.auto("ch2-ex-decay-steps")
+
+
+@spec.hidden("ch2-ex-decay-steps", points=1)
+def decay_steps_by_hand(steps_below):
+    import math
+    right = next(k for k in range(1, 1000) if 0.8 ** k < 1e-6)
+    assert math.isclose(float(steps_below), right), f"{steps_below!r}: 0.8^k first falls below 1e-6 at another k"
+
+
+@spec.hidden("ch2-ex-decay-steps", points=1)
+def decay_steps_measured(measured_steps):
+    right = next(k for k in range(1, 1000) if 0.8 ** k < 1e-6)
+    assert int(measured_steps) == measured_steps and int(measured_steps) == right, \
+        f"the measured number of steps {measured_steps!r} should agree with 0.8^k < 1e-6"
+
+
+spec.manual("ch2-ex-bound", points=3)
+spec.manual("ch2-ex-truncation", points=3)

@@ -1,0 +1,112 @@
+"""How chapter 4's exercises are graded (sequence to sequence, teacher forcing, beam search).
+
+Each hidden test is a self-contained function: its parameters name the notebook variables it
+reads, and it computes its own reference answer (never from ``seqbook.exercises``).
+"""
+
+from seqbook.authoring.grader import GradingSpec
+
+spec = GradingSpec()
+
+spec.auto("ch4-ex-bleu-by-hand", written=1)
+
+
+@spec.hidden("ch4-ex-bleu-by-hand", points=1)
+def modified_precisions(precisions):
+    ref, hyp = "le chat noir voit la souris .".split(), "le chat voit la souris .".split()
+    right = []
+    for n in range(1, 5):
+        grams = [tuple(hyp[i:i + n]) for i in range(len(hyp) - n + 1)]
+        ref_grams = [tuple(ref[i:i + n]) for i in range(len(ref) - n + 1)]
+        right.append(sum(min(grams.count(g), ref_grams.count(g)) for g in set(grams)) / len(grams))
+    got = [float(p) for p in precisions]
+    assert len(got) == 4 and all(abs(g - r) < 1e-3 for g, r in zip(got, right)), f"p_1..p_4 are not {got}"
+
+
+@spec.hidden("ch4-ex-bleu-by-hand", points=1)
+def brevity_penalty(bp):
+    import math
+    right = math.exp(1 - 7 / 6)   # a 6-token output against a 7-token reference
+    assert abs(float(bp) - right) < 1e-3, f"the brevity penalty is not {bp!r}"
+
+
+@spec.hidden("ch4-ex-bleu-by-hand", points=1)
+def bleu_score(bleu):
+    import math
+    right = 100 * math.exp(1 - 7 / 6) * (1 * 4 / 5 * 2 / 4 * 1 / 3) ** 0.25
+    assert abs(float(bleu) - right) < 0.05, f"BLEU (0..100) is not {bleu!r}"
+
+
+spec.auto("ch4-ex-search-sizes", written=1)
+
+
+@spec.hidden("ch4-ex-search-sizes", points=1)
+def exhaustive_search(exhaustive):
+    assert abs(float(exhaustive) / 150 ** 20 - 1) < 1e-6, f"{exhaustive!r} is not the number of 20-token sequences"
+
+
+@spec.hidden("ch4-ex-search-sizes", points=1)
+def beam_search_scores(beam_scored):
+    assert int(beam_scored) == beam_scored and int(beam_scored) in (5 * 150 * 20, 150 + 19 * 5 * 150), \
+        f"{beam_scored!r} is not the number of extension scores of a width-5 beam"
+
+
+spec.auto("ch4-ex-beam-step", written=1)
+
+
+@spec.hidden("ch4-ex-beam-step", points=2)
+def beam_step_on_a_new_beam(beam_step):
+    import torch
+    gen = torch.Generator().manual_seed(90)
+    sums = -5 * torch.rand(4, generator=gen, dtype=torch.float64)
+    log_probs = torch.log_softmax(3 * torch.randn(4, 9, generator=gen, dtype=torch.float64), -1)
+    every = [(float(sums[p] + log_probs[p, t]), p, t) for p in range(4) for t in range(9)]
+    best = sorted(every, reverse=True)[:6]
+    parents, tokens, totals = beam_step(sums.clone(), log_probs.clone(), 6)
+    got = [(float(s), int(p), int(t)) for s, p, t in zip(totals, parents, tokens)]
+    assert len(got) == 6, f"expected 6 extensions, got {len(got)}"
+    assert all(abs(g[0] - b[0]) < 1e-9 and g[1:] == b[1:] for g, b in zip(got, best)), \
+        "the 6 best extensions over all hypotheses and tokens, best first, are not these"
+
+
+@spec.hidden("ch4-ex-beam-step", points=1)
+def beam_step_can_extend_one_hypothesis_twice(beam_step):
+    import torch
+    sums = torch.tensor([0.0, -10.0], dtype=torch.float64)
+    log_probs = torch.log(torch.tensor([[0.5, 0.3, 0.2], [0.9, 0.05, 0.05]], dtype=torch.float64))
+    parents, tokens, totals = beam_step(sums, log_probs, 2)
+    assert [int(p) for p in parents] == [0, 0] and [int(t) for t in tokens] == [0, 1], \
+        "both of the 2 best extensions continue hypothesis 0: all k |V| extensions compete together"
+
+
+spec.manual("ch4-ex-teacher-forcing", points=4)
+
+spec.auto("ch4-ex-length-penalty", written=2)
+
+
+@spec.hidden("ch4-ex-length-penalty", points=1)
+def gnmt_scores(short_score, long_score):
+    def score(log_p, length, alpha=1.0):
+        return log_p / ((5 + length) / 6) ** alpha
+    assert abs(float(short_score) - score(-3.0, 4)) < 1e-3, f"the short translation's score is not {short_score!r}"
+    assert abs(float(long_score) - score(-4.2, 11)) < 1e-3, f"the long translation's score is not {long_score!r}"
+
+
+@spec.hidden("ch4-ex-length-penalty", points=1)
+def normalised_winner(winner):
+    assert isinstance(winner, str) and winner.strip().lower() == "long", \
+        f"{winner!r}: after length normalisation the 11-token translation scores higher"
+
+
+spec.auto("ch4-ex-scheduled", written=3,
+          note="only `teacher_forcing_at` is autograded. Part (b) trains the chapter's models: run it in "
+               "the chapter's notebook and report what you measured in the written part below.")
+
+
+@spec.hidden("ch4-ex-scheduled", points=2)
+def inverse_sigmoid_schedule(teacher_forcing_at):
+    import math
+    for step in (0, 1, 99, 250, 461, 900, 2000):
+        right = 100 / (100 + math.exp(step / 100))
+        got = float(teacher_forcing_at(step))
+        assert abs(got - right) < 1e-6, f"at step {step}: expected {right:.6f}, got {got:.6f}"
