@@ -5,6 +5,7 @@
 #   make student     the student edition (notebooks and website without solutions)
 #   make benchmark   time and peak memory of every chapter, run in a fresh kernel
 #   make screenshot  PNG screenshots of the built chapters (headless Chromium)
+#   make release VERSION=x.y.z [DRY_RUN=1]   bump the version everywhere, commit and tag vx.y.z
 
 PYTHON ?= python3
 VENV := .venv
@@ -16,11 +17,12 @@ MATHJAX := book/_static/mathjax/tex-chtml.js
 # (another notebook, a test run) slows down many times over instead of by half.
 BUILD_ENV := SEQBOOK_STATIC=1 SEQBOOK_QUIET=1 OMP_NUM_THREADS=1
 
-.PHONY: book test student benchmark screenshot clean setup
+.PHONY: book test student benchmark screenshot release clean setup
 
 setup: $(STAMP) $(MATHJAX)
 
-$(STAMP): requirements.txt pyproject.toml
+# The package's version lives in _version.py: a release re-installs it, so its metadata agrees.
+$(STAMP): requirements.txt pyproject.toml book/lib/_version.py
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10 or newer is needed"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -54,6 +56,13 @@ benchmark: setup
 
 screenshot: setup
 	$(BIN)/python -m seqbook.authoring.screenshot _build/html _build/screenshots
+
+# A release: the version in every place that names it, the set-up cells installing its tag, the
+# changelog's section; then a commit and the tag (see book/lib/authoring/release.py). DRY_RUN=1
+# prints what would change and changes nothing.
+release: setup
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z [DRY_RUN=1]"; exit 2; }
+	$(BIN)/python -m seqbook.authoring.release $(VERSION) $(if $(DRY_RUN),--dry-run)
 
 clean:
 	rm -rf _build .jupyter_cache

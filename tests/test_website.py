@@ -15,7 +15,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from seqbook import __version__
 from seqbook.authoring import screenshot as shots
+from seqbook.authoring.setup_cell import repository_url
 from seqbook.authoring import ROOT, chapters
 from seqbook.authoring.student_edition import build_site, solution_cells, strip_solutions, write_student_sources
 
@@ -160,3 +162,8 @@ def test_build_fails_on_a_warning_or_a_failing_cell(tmp_path, cell, text, should
     nbformat.write(nb, book / "book" / "nb.ipynb")
     result = jupyter_book(book, tmp_path / "out")
     assert (result.returncode == 0) == should_pass, (result.stdout + result.stderr)[-3000:]
+    if should_pass:  # the footer: licences, version and repository (filled in by site_footer)
+        page = tmp_path / "out" / "_build" / "html" / "book" / "page.html"
+        footer = re.search(r'<div class="extra_footer">(.*?)</div>', page.read_text(), re.S).group(1)
+        assert "CC BY 4.0" in footer and "MIT licence" in footer and f">{__version__}</a>" in footer
+        assert f'href="{repository_url()}"' in footer and "{" not in footer
