@@ -36,6 +36,7 @@ from . import ROOT, chapters
 
 SOLUTION_TAG = "solution"
 STUDENT_BRANCH = "student"
+LICENCES = ("LICENSE", "LICENSE-CC-BY-4.0")  # the student branch is distributed too
 _DIRECTIVE = r"^\s*(```+|:::+)\s*\{%s\}"
 _START, _END, _PLAIN = (re.compile(_DIRECTIVE % name, re.M) for name in ("solution-start", "solution-end", "solution"))
 
@@ -160,7 +161,8 @@ def _git(repo: Path, *args: str, env: dict | None = None, stdin: bytes | None = 
 
 def publish_branch(notebooks: Path, repo: Path = ROOT, branch: str = STUDENT_BRANCH) -> str:
     """Commit the student notebooks in ``notebooks`` to ``branch`` of the git repository ``repo``,
-    as ``book/<name>.ipynb`` with a README, on top of the branch's previous commit (if any).
+    as ``book/<name>.ipynb`` with a README and the book's licences, on top of the branch's previous
+    commit (if any).
     Uses a private index: the working tree, the index and the checked-out branch are untouched.
     Returns the new commit's id."""
     source = _git(repo, "rev-parse", "--short", "HEAD")
@@ -170,7 +172,9 @@ def publish_branch(notebooks: Path, repo: Path = ROOT, branch: str = STUDENT_BRA
     files["README.md"] = (
         "# Student edition\n\nThe chapters' notebooks without solutions, generated from commit "
         f"{source} of the main branch by `make student`. Do not edit here: change the chapters on "
-        "main and run `make student` again.\n").encode()
+        "main and run `make student` again.\n\nLicences: the text and figures under CC BY 4.0 "
+        "(`LICENSE-CC-BY-4.0`), the code under the MIT licence (`LICENSE`).\n").encode()
+    files.update({name: (ROOT / name).read_bytes() for name in LICENCES if (ROOT / name).exists()})
     with tempfile.TemporaryDirectory() as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         for path, data in files.items():
