@@ -60,9 +60,9 @@ screenshot: setup
 # A release: the version in every place that names it, the set-up cells installing its tag, the
 # changelog's section; then a commit and the tag (see book/lib/authoring/release.py). DRY_RUN=1
 # prints what would change and changes nothing.
-release: setup
+release: $(STAMP)
 	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z [DRY_RUN=1]"; exit 2; }
-	$(BIN)/python -m seqbook.authoring.release $(VERSION) $(if $(DRY_RUN),--dry-run)
+	$(BIN)/python -m seqbook.authoring.release $(VERSION) --root $(CURDIR) $(if $(DRY_RUN),--dry-run)
 
 clean:
 	rm -rf _build .jupyter_cache

@@ -2,6 +2,7 @@
 command (run on a scratch copy of the book), the repository address kept in one place, the footer."""
 
 import importlib.metadata
+import os
 import re
 import shutil
 import subprocess
@@ -106,18 +107,20 @@ def test_a_version_is_three_numbers(bad):
 RELEASED_FILES = ["CHANGELOG.md", "CITATION.cff", "_config.yml", "_toc.yml", "book/lib/_version.py"]
 
 
-def git(repo, *args, check=True):
-    result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                            env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                                 "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": str(repo)})
-    assert not check or result.returncode == 0, result.stderr
+# git as on a maintainer's machine, minus their configuration (a signing hook, another identity)
+GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+def git(repo, *args):
+    result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=GIT_ENV)
+    assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 
 
 def release_cli(*args):
     return subprocess.run([sys.executable, "-m", "seqbook.authoring.release", *args], capture_output=True,
-                          text=True, env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "PATH": "/usr/bin:/bin",
-                                          "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+                          text=True, env=GIT_ENV)
 
 
 @pytest.fixture
