@@ -6,6 +6,7 @@
 #   make benchmark   time and peak memory of every chapter, run in a fresh kernel
 #   make seeds       every hidden check of every chapter for training seeds 0-4 (SEEDS=0-1 CHAPTERS=ch05 to narrow)
 #   make screenshot  PNG screenshots of the built chapters (headless Chromium)
+#   make release VERSION=x.y.z [DRY_RUN=1]   bump the version everywhere, commit and tag vx.y.z
 #   make grader      Otter-Grader assignments of every chapter in _build/grader (instructors)
 # and for the Chinese edition (see the README, "The Chinese edition"):
 #   make book-zh     the Chinese website (reuses the English build's execution cache)
@@ -23,11 +24,12 @@ MATHJAX := book/_static/mathjax/tex-chtml.js
 # (another notebook, a test run) slows down many times over instead of by half.
 BUILD_ENV := SEQBOOK_STATIC=1 SEQBOOK_QUIET=1 OMP_NUM_THREADS=1
 
-.PHONY: book test student benchmark seeds screenshot grader clean setup book-zh student-zh translate-status
+.PHONY: book test student benchmark seeds screenshot grader release clean setup book-zh student-zh translate-status
 
 setup: $(STAMP) $(MATHJAX)
 
-$(STAMP): requirements.txt pyproject.toml
+# The package's version lives in _version.py: a release re-installs it, so its metadata agrees.
+$(STAMP): requirements.txt pyproject.toml book/lib/_version.py
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10 or newer is needed"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -88,6 +90,13 @@ seeds: setup
 
 screenshot: setup
 	$(BIN)/python -m seqbook.authoring.screenshot _build/html _build/screenshots
+
+# A release: the version in every place that names it, the set-up cells installing its tag, the
+# changelog's section; then a commit and the tag (see book/lib/authoring/release.py). DRY_RUN=1
+# prints what would change and changes nothing.
+release: $(STAMP)
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z [DRY_RUN=1]"; exit 2; }
+	$(BIN)/python -m seqbook.authoring.release $(VERSION) --root $(CURDIR) $(if $(DRY_RUN),--dry-run)
 
 clean:
 	rm -rf _build .jupyter_cache

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -198,10 +199,15 @@ def test_the_package_as_colab_installs_it_carries_the_frozen_text(tmp_path):
     # a copy of what the build reads, so that setuptools' build/ folder lands in tmp_path
     shutil.copytree(root / "book" / "lib", source / "book" / "lib",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(root / "pyproject.toml", source)
+    for name in ("pyproject.toml", "LICENSE", "LICENSE-CC-BY-4.0"):
+        shutil.copy(root / name, source)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                     str(source), "-w", str(tmp_path / "wheel")], check=True, cwd=tmp_path)
     (wheel,) = (tmp_path / "wheel").glob("seqbook-*.whl")
+    with zipfile.ZipFile(wheel) as archive:  # the package carries its licences
+        metadata = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+        licences = [n for n in archive.namelist() if "/licenses/" in n]
+    assert "License-Expression: MIT" in metadata and len(licences) == 2, (metadata[:600], licences)
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
                     str(tmp_path / "site"), str(wheel)], check=True)
     result = subprocess.run([sys.executable, "-c", "from seqbook.corpus import python_docs_text as t; "

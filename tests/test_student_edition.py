@@ -90,6 +90,8 @@ def test_student_notebooks_are_committed_to_their_own_branch_without_touching_th
     first = publish_branch(notebooks, repo=repo)
     assert git(repo, "show", "student:book/ch01_a.ipynb") == '{"cells": []}'
     assert "without solutions" in git(repo, "show", "student:README.md")
+    assert "MIT License" in git(repo, "show", "student:LICENSE")                 # distributed: licensed
+    assert "Attribution 4.0 International" in git(repo, "show", "student:LICENSE-CC-BY-4.0")
     assert git(repo, "branch", "--show-current").strip() == "main"
     assert git(repo, "status", "--porcelain") == ""          # index and work tree untouched
     assert publish_branch(notebooks, repo=repo) == first      # unchanged notebooks: no new commit

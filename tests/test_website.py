@@ -15,7 +15,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from seqbook import __version__
 from seqbook.authoring import screenshot as shots
+from seqbook.authoring.setup_cell import repository_url
 from seqbook.authoring import ROOT, chapters
 from seqbook.authoring.student_edition import build_site, solution_cells, strip_solutions, write_student_sources
 
@@ -307,3 +309,8 @@ def test_chinese_student_edition_has_no_solutions_and_launches_the_student_branc
         assert f"/blob/student/zh/book/{nb_path.name}" in student_page.read_text()
         notebook = (tmp_path / "student" / "notebooks" / nb_path.name).read_text()
         assert '"outputs": []' in notebook and "solution-start" not in notebook
+    if should_pass:  # the footer: licences, version and repository (filled in by site_footer)
+        page = tmp_path / "out" / "_build" / "html" / "book" / "page.html"
+        footer = re.search(r'<div class="extra_footer">(.*?)</div>', page.read_text(), re.S).group(1)
+        assert "CC BY 4.0" in footer and "MIT licence" in footer and f">{__version__}</a>" in footer
+        assert f'href="{repository_url()}"' in footer and "{" not in footer

@@ -28,4 +28,4 @@ text and the library cannot drift apart. Modules are small and named for one ide
 - :mod:`seqbook.exercises`    checkers for the exercises of every chapter
 """
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401  (one place: make release rewrites it)

@@ -40,6 +40,7 @@ from . import ROOT, chapters
 
 SOLUTION_TAG = "solution"
 STUDENT_BRANCH = "student"
+LICENCES = ("LICENSE", "LICENSE-CC-BY-4.0")  # the student branch is distributed too
 _DIRECTIVE = r"^\s*(```+|:::+)\s*\{%s\}"
 _START, _END, _PLAIN = (re.compile(_DIRECTIVE % name, re.M) for name in ("solution-start", "solution-end", "solution"))
 
@@ -165,7 +166,8 @@ def _git(repo: Path, *args: str, env: dict | None = None, stdin: bytes | None = 
 def publish_branch(notebooks: Path, repo: Path = ROOT, branch: str = STUDENT_BRANCH, prefix: str = "",
                    readme: str | None = None) -> str:
     """Commit the notebooks in ``notebooks`` to ``branch`` of the git repository ``repo``, as
-    ``<prefix>/book/<name>.ipynb`` with a ``<prefix>/README.md``, on top of the branch's previous
+    ``<prefix>/book/<name>.ipynb`` with a ``<prefix>/README.md`` (and the book's licences at the
+    root), on top of the branch's previous
     commit (if any). Only that folder's ``book/`` and README change: the English student notebooks
     (prefix "") and the Chinese ones (prefix "zh") share the ``student`` branch. Uses a private index:
     the working tree, the index and the checked-out branch are untouched. Returns the new commit's id."""
@@ -177,7 +179,10 @@ def publish_branch(notebooks: Path, repo: Path = ROOT, branch: str = STUDENT_BRA
     files[f"{base}README.md"] = (readme if readme is not None else (
         "# Student edition\n\nThe chapters' notebooks without solutions, generated from commit "
         f"{source} of the main branch by `make student`. Do not edit here: change the chapters on "
-        "main and run `make student` again.\n")).encode()
+        "main and run `make student` again.\n\nLicences: the text and figures under CC BY 4.0 "
+        "(`LICENSE-CC-BY-4.0`), the code under the MIT licence (`LICENSE`).\n")).encode()
+    # the licences sit at the root of the branch, for the English and the Chinese notebooks alike
+    files.update({name: (ROOT / name).read_bytes() for name in LICENCES if (ROOT / name).exists()})
     ref = f"refs/heads/{branch}"
     parent = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", ref],
                             capture_output=True, text=True).stdout.strip()
