@@ -317,6 +317,7 @@ def test_english_and_chinese_student_notebooks_share_the_student_branch(tmp_path
     (en / "ch01_a.ipynb").write_text('{"en": 2}')
     publish_branch(en, repo=repo)                     # the English update keeps the Chinese notebooks
     files = sorted(git(repo, "ls-tree", "-r", "--name-only", "student").split())
-    assert files == ["README.md", "book/ch01_a.ipynb", "zh/README.md", "zh/book/ch01_a.ipynb"]
+    assert files == ["LICENSE", "LICENSE-CC-BY-4.0", "README.md", "book/ch01_a.ipynb",
+                     "zh/README.md", "zh/book/ch01_a.ipynb"]        # the licences once, at the root
     assert git(repo, "show", "student:zh/book/ch01_a.ipynb") == '{"zh": 1}'
     assert git(repo, "show", "student:book/ch01_a.ipynb") == '{"en": 2}'
