@@ -4,6 +4,7 @@ import pytest
 import torch
 from torch import nn
 
+from seqbook.bidirectional import Bidirectional, Stacked
 from seqbook.lm import RecurrentLM, detach_state
 from seqbook.rnn import RNNScratch
 
@@ -16,7 +17,7 @@ V = 11
     (lambda: nn.RNN(5, 8, batch_first=True), 5),
     (lambda: nn.GRU(5, 8, batch_first=True, num_layers=2), 5),
     (lambda: nn.LSTM(5, 8, batch_first=True), 5),
-    (lambda: nn.LSTM(V, 8, batch_first=True, bidirectional=True), None),
+    (lambda: Stacked([RNNScratch(5, 8, seed=0), RNNScratch(8, 8, seed=1)]), 5),
 ])
 def test_any_recurrent_layer_gives_logits_and_a_state_to_carry(make_layer, embedding_dim):
     torch.manual_seed(0)
@@ -27,10 +28,42 @@ def test_any_recurrent_layer_gives_logits_and_a_state_to_carry(make_layer, embed
     # Running in two pieces with the carried state gives the same logits as one piece.
     a, s = model(tokens[:, :4])
     b, _ = model(tokens[:, 4:], detach_state(s))
-    if not getattr(model.layer, "bidirectional", False):
-        torch.testing.assert_close(torch.cat([a, b], 1), logits, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(torch.cat([a, b], 1), logits, atol=1e-6, rtol=1e-5)
     logits.sum().backward()
     assert all(p.grad is not None for p in model.layer.parameters())
+
+
+@pytest.mark.parametrize("make_layer", [
+    lambda: nn.LSTM(5, 8, batch_first=True, bidirectional=True),
+    lambda: nn.GRU(5, 8, batch_first=True, num_layers=2, bidirectional=True),
+    lambda: Bidirectional(RNNScratch(5, 8, seed=0), RNNScratch(5, 8, seed=1)),
+    lambda: Stacked([RNNScratch(5, 8, seed=0), Bidirectional(RNNScratch(8, 4), RNNScratch(8, 4))]),
+])
+def test_a_layer_that_reads_the_future_is_refused(make_layer):
+    with pytest.raises(ValueError, match="backward half has already read the token.*Tagger"):
+        RecurrentLM(V, make_layer(), embedding_dim=5)
+
+
+def test_why_a_bidirectional_language_model_is_refused():
+    """On i.i.d. uniform tokens no model can beat perplexity V; a bidirectional GRU that may see
+    the next token reaches nearly 1, which is why RecurrentLM refuses one."""
+    from seqbook.training import perplexity, train_lm
+
+    V16, gen = 16, torch.Generator().manual_seed(0)
+    train_ids, val_ids = torch.randint(V16, (40_000,), generator=gen), torch.randint(V16, (4_000,), generator=gen)
+
+    class Leaky(RecurrentLM):  # the check switched off, to show what it prevents
+        def __init__(self, layer):
+            nn.Module.__init__(self)
+            self.vocab_size, self.embedding, self.layer = V16, nn.Embedding(V16, 8), layer
+            self.output = nn.Linear(2 * layer.hidden_size, V16)
+
+    torch.manual_seed(0)
+    leaky = Leaky(nn.GRU(8, 16, batch_first=True, bidirectional=True))
+    train_lm(leaky, train_ids, 150, batch_size=16, seq_len=32, lr=1e-2, truncated=False, device="cpu")
+    assert perplexity(leaky, val_ids, seq_len=32) < 4  # "predicts" random tokens: it has read them
+    with pytest.raises(ValueError, match="bidirectional"):
+        RecurrentLM(V16, nn.GRU(8, 16, batch_first=True, bidirectional=True), embedding_dim=8)
 
 
 def test_one_hot_scratch_model_matches_torch_rnn_model():

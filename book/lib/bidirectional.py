@@ -112,6 +112,8 @@ class Bidirectional(nn.Module):
     the backward layer's final state is its state after reading the FIRST step.
     """
 
+    bidirectional = True  # the output at t has read the steps after t (a language model refuses it)
+
     def __init__(self, forward_layer: nn.Module, backward_layer: nn.Module):
         super().__init__()
         if forward_layer.hidden_size != backward_layer.hidden_size or \
@@ -171,6 +173,11 @@ class Stacked(nn.Module):
         self.layers = nn.ModuleList(layers)
         self.residual = bool(residual)
         self.input_size, self.hidden_size = layers[0].input_size, layers[-1].hidden_size
+
+    @property
+    def bidirectional(self) -> bool:
+        """True when any layer reads right to left too (its outputs then depend on later steps)."""
+        return any(getattr(layer, "bidirectional", False) for layer in self.layers)
 
     @classmethod
     def from_torch(cls, module: nn.Module) -> "Stacked":

@@ -4,7 +4,8 @@ The recurrent layer can be any module whose forward is ``layer(X, state) -> (out
 ``X`` (batch, time, input) and ``outputs`` (batch, time, hidden): :class:`seqbook.rnn.RNNScratch`,
 the LSTM and GRU of chapter 3 (whose state may be a tuple such as ``(h, c)``), or PyTorch's
 batch-first ``nn.RNN``, ``nn.LSTM`` and ``nn.GRU``. The model never looks inside the state; it
-only passes it back in, so every kind works.
+only passes it back in, so every kind works, as long as it reads left to right: a bidirectional
+layer is refused, because its backward half has already read the token it is asked to predict.
 """
 
 from __future__ import annotations
@@ -39,9 +40,12 @@ def _layer_sizes(layer: nn.Module) -> tuple[int, int]:
                             f"RNNScratch), got {type(layer).__name__} without one")
     if getattr(layer, "batch_first", True) is False:
         raise ValueError(f"expected a batch-first layer: build it with {type(layer).__name__}(..., batch_first=True)")
-    directions = 2 if getattr(layer, "bidirectional", False) else 1
-    out = getattr(layer, "proj_size", 0) or layer.hidden_size
-    return layer.input_size, out * directions
+    if getattr(layer, "bidirectional", False):
+        raise ValueError("expected a left-to-right layer: a bidirectional layer's backward half has already read "
+                         "the token the model must predict, so it scores the future it was given (a perplexity "
+                         "near 1 on random text); use bidirectional layers to label a whole sequence, as "
+                         "seqbook.bidirectional.Tagger does, not in a language model")
+    return layer.input_size, getattr(layer, "proj_size", 0) or layer.hidden_size
 
 
 class RecurrentLM(nn.Module):
