@@ -5,8 +5,9 @@ import math
 import pytest
 import torch
 
-from seqbook.attention import (AdditiveScore, AttentionSeq2Seq, BidirectionalEncoder, ConcatScore, DotScore,
-                               GeneralScore, attention, make_score, masked_softmax)
+from seqbook.attention import (AdditiveScore, ConcatScore, DotScore, GeneralScore, attention, make_score,
+                               masked_softmax)
+from seqbook.attention_model import AttentionSeq2Seq, BidirectionalEncoder
 from seqbook.decoding import beam_search, greedy
 from seqbook.seeding import generator
 from seqbook.seq2seq import greedy_batch, train_translation
@@ -30,7 +31,7 @@ def corpus():
 
 def small_model(corpus, **kwargs):
     _, src_vocab, tgt_vocab = corpus
-    return AttentionSeq2Seq(len(src_vocab), len(tgt_vocab), embed_size=8, hidden_size=16, **kwargs)
+    return AttentionSeq2Seq(len(src_vocab), len(tgt_vocab), embed_size=8, hidden_size=16, **{"seed": 0, **kwargs})
 
 
 # -- masked softmax --------------------------------------------------------------------------
@@ -57,10 +58,12 @@ def test_masked_softmax_rejects_bad_masks():
     scores = randn(2, 3, 4)
     with pytest.raises(TypeError, match="bool tensor"):
         masked_softmax(scores, torch.ones(2, 4))
-    with pytest.raises(ValueError, match=r"\(batch, keys\) = \(2, 4\)"):
+    with pytest.raises(ValueError, match=r"mask of shape \(2, 4\) \(True = real key"):
         masked_softmax(scores, torch.ones(2, 5, dtype=torch.bool))
-    with pytest.raises(ValueError, match=r"\(batch, keys\) = \(2, 4\)"):
+    with pytest.raises(ValueError, match=r"mask of shape \(2, 4\)"):
         masked_softmax(scores, torch.ones(4, 2, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"\(2, 3, 4\) .* or one that broadcasts to it, got \(2, 2, 4\)"):
+        masked_softmax(scores, torch.ones(2, 2, 4, dtype=torch.bool))
     with pytest.raises(ValueError, match="at least one real key"):
         masked_softmax(scores, torch.tensor([[True] * 4, [False] * 4]))
     with pytest.raises(ValueError, match=r"\(batch, queries, keys\)"):
@@ -172,11 +175,11 @@ def test_attention_mixes_values_by_weights_and_gradients_skip_padding():
 
 def test_attention_rejects_mismatched_shapes():
     score = DotScore(4, 4)
-    with pytest.raises(ValueError, match="same batch and the same keys"):
+    with pytest.raises(ValueError, match="same batch and as many values as keys"):
         attention(randn(2, 1, 4), randn(2, 5, 4), randn(2, 4, 3), None, score)
     with pytest.raises(ValueError, match="same batch"):
         attention(randn(3, 1, 4), randn(2, 5, 4), randn(2, 5, 3), None, score)
-    with pytest.raises(TypeError, match="floating-point values"):
+    with pytest.raises(TypeError, match="floating-point value of shape"):
         attention(randn(2, 1, 4), randn(2, 5, 4), torch.ones(2, 5, 3, dtype=torch.int64), None, score)
 
 
@@ -266,7 +269,7 @@ def test_model_rejects_bad_settings_and_inputs(corpus):
     with pytest.raises(ValueError, match="score"):
         small_model(corpus, score="cosine")
     model = small_model(corpus)
-    with pytest.raises(ValueError, match=r"int64 tensor of shape \(batch, time\)"):
+    with pytest.raises(TypeError, match=r"src of dtype torch.int64"):
         model(torch.ones(2, 3), torch.tensor([3, 3]), torch.ones(2, 4, dtype=torch.int64))
     with pytest.raises(ValueError, match="src_lengths between 1 and 3"):
         model(torch.ones(2, 3, dtype=torch.int64), torch.tensor([3, 0]), torch.ones(2, 4, dtype=torch.int64))
@@ -274,8 +277,10 @@ def test_model_rejects_bad_settings_and_inputs(corpus):
         model(torch.ones(2, 3, dtype=torch.int64), torch.tensor([3, 3]), torch.ones(3, 4, dtype=torch.int64))
     with pytest.raises(ValueError, match="one sentence"):
         model.next_log_probs_fn(torch.ones(2, 3, dtype=torch.int64))
-    with pytest.raises(ValueError, match="non-empty 1-d list or tensor of ids"):
+    with pytest.raises(ValueError, match=r"tgt_ids as an int64 tensor of shape \(time,\)"):
         model.attention_for([4, 5, 6], torch.ones(2, 3, dtype=torch.int64))
+    with pytest.raises(ValueError, match="tgt_ids with at least one token"):
+        model.attention_for([4, 5, 6], [])
 
 
 def test_training_on_the_translation_corpus_lowers_the_loss_and_is_deterministic(corpus):

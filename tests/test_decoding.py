@@ -124,9 +124,9 @@ def test_length_penalty_prefers_longer_outputs():
 
 def test_bad_arguments_have_clear_errors():
     table = random_table(4, 0)
-    with pytest.raises(ValueError, match="beam_size as an integer >= 1"):
+    with pytest.raises(ValueError, match="positive integer beam_size"):
         beam_search(table, BOS, EOS, beam_size=0, max_len=3)
-    with pytest.raises(ValueError, match="max_len as an integer >= 1"):
+    with pytest.raises(ValueError, match="positive integer max_len"):
         greedy(table, BOS, EOS, max_len=0)
     with pytest.raises(ValueError, match="length_penalty"):
         beam_search(table, BOS, EOS, beam_size=2, max_len=3, length_penalty=-1)

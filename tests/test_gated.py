@@ -105,7 +105,7 @@ def test_set_gate_bias_and_memory_init_on_torch_and_scratch():
     assert torch.allclose(gru.block(gru.bias_ih + gru.bias_hh, "z"), torch.full((3,), 1.5))
     with pytest.raises(TypeError, match="no forget gate"):
         set_forget_bias(gru, 1.0)
-    with pytest.raises(ValueError, match="expected a gate among"):
+    with pytest.raises(ValueError, match="the gate as one of 'i', 'f', 'g', 'o', got 'z'"):
         set_gate_bias(lstm, "z", 1.0)
     with pytest.raises(TypeError, match="LSTM or GRU"):
         memory_init(nn.RNN(2, 3), 1.0)
@@ -135,11 +135,13 @@ def test_bad_input_gets_clear_errors():
         gru(torch.zeros(2, 3, 8, dtype=torch.int64))
     with pytest.raises(TypeError, match="torch.Tensor"):
         lstm([[1.0] * 8])
-    with pytest.raises(ValueError, match="pair"):
+    with pytest.raises(TypeError, match="pair"):
         lstm(torch.zeros(2, 3, 8), torch.zeros(2, 4))
+    with pytest.raises(ValueError, match=r"c of shape \(batch, hidden\) = \(2, 4\)"):
+        lstm(torch.zeros(2, 3, 8), (torch.zeros(2, 4), torch.zeros(3, 4)))
     with pytest.raises(ValueError, match=r"h of shape \(batch, hidden\) = \(2, 4\)"):
         gru(torch.zeros(2, 3, 8), torch.zeros(1, 2, 4))
-    with pytest.raises(ValueError, match="LSTM state"):
+    with pytest.raises(TypeError, match="LSTM state"):
         gru(torch.zeros(2, 3, 8), (torch.zeros(2, 4), torch.zeros(2, 4)))
     with pytest.raises(ValueError, match="positive integer hidden_size"):
         LSTMScratch(3, 0)

@@ -102,11 +102,11 @@ def test_sampling_is_seeded_and_temperature_zero_is_greedy():
 
 def test_bad_inputs_are_explained():
     model = RecurrentLM(V, RNNScratch(4, 8), embedding_dim=4)
-    with pytest.raises(ValueError, match=r"token ids of shape \(batch, time\) and dtype torch.int64, got shape \(5,\)"):
+    with pytest.raises(ValueError, match=r"token ids as an int64 tensor of shape \(batch, time\), got shape \(5,\)"):
         model(torch.zeros(5, dtype=torch.int64))
-    with pytest.raises(ValueError, match="dtype torch.int64"):
+    with pytest.raises(TypeError, match="dtype torch.int64"):
         model(torch.zeros(2, 5))
-    with pytest.raises(ValueError, match=r"ids in 0..10, got ids from 0 to 11"):
+    with pytest.raises(ValueError, match=r"token ids in 0..10, got ids from 0 to 11"):
         model(torch.tensor([[0, 11]]))
     with pytest.raises(ValueError, match="input_size equal to embedding_dim=6, got input_size=4"):
         RecurrentLM(V, RNNScratch(4, 8), embedding_dim=6)

@@ -69,17 +69,19 @@ def test_seed_gives_the_same_weights():
 
 def test_bad_input_gets_clear_messages():
     rnn = RNNScratch(8, 4)
-    with pytest.raises(ValueError, match=r"expected input of shape \(batch, time, 8\), got a tensor of shape \(3, 8\)"):
+    with pytest.raises(ValueError, match=r"expected input of shape \(batch, time, 8\), got \(3, 8\)"):
         rnn(torch.randn(3, 8))
     with pytest.raises(ValueError, match=r"expected input of shape \(batch, time, 8\)"):
         rnn(torch.randn(3, 2, 5))
-    with pytest.raises(ValueError, match="floating-point"):
+    with pytest.raises(TypeError, match="floating-point"):
         rnn(torch.zeros(3, 2, 8, dtype=torch.int64))
-    with pytest.raises(ValueError, match=r"initial state of shape \(3, 4\)"):
+    with pytest.raises(TypeError, match=r"torch.Tensor of shape \(batch, time, 8\), got list"):
+        rnn([[[0.0] * 8]])
+    with pytest.raises(ValueError, match=r"initial state h0 of shape \(batch, hidden\) = \(3, 4\)"):
         rnn(torch.randn(3, 2, 8), torch.zeros(1, 3, 4))
     with pytest.raises(ValueError, match="length 0"):
         rnn(torch.randn(3, 0, 8))
-    with pytest.raises(ValueError, match="nonlinearity 'tanh' or 'relu'"):
+    with pytest.raises(ValueError, match="nonlinearity as one of 'tanh', 'relu'"):
         RNNScratch(8, 4, nonlinearity="sigmoid")
     with pytest.raises(ValueError, match="positive integer hidden_size"):
         RNNScratch(8, 0)
@@ -90,5 +92,5 @@ def test_from_torch_refuses_what_it_cannot_copy():
         RNNScratch.from_torch(nn.RNN(3, 4))
     with pytest.raises(ValueError, match="num_layers=1"):
         RNNScratch.from_torch(nn.RNN(3, 4, num_layers=2, batch_first=True))
-    with pytest.raises(TypeError, match="expected a torch.nn.RNN, got LSTM"):
+    with pytest.raises(TypeError, match="expected an nn.RNN, got LSTM"):
         RNNScratch.from_torch(nn.LSTM(3, 4, batch_first=True))

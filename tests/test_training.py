@@ -21,7 +21,7 @@ def test_streams_and_chunks_cover_the_text_in_order():
     for x, y in pairs:
         torch.testing.assert_close(y, x + 1)
     assert torch.equal(torch.cat([x for x, _ in pairs], 1), rows[:, :-1])
-    with pytest.raises(ValueError, match="1-d int64"):
+    with pytest.raises(ValueError, match=r"ids as an int64 tensor of shape \(time,\), got shape \(3, 3\)"):
         streams(torch.zeros(3, 3, dtype=torch.int64), 2)
     with pytest.raises(ValueError, match="at least 8 ids for 4 streams"):
         streams(torch.arange(5), 4)
@@ -46,7 +46,7 @@ def test_clipping_matches_torch_and_keeps_the_direction():
     small = [p.grad.clone() for p in a.parameters()]
     clip_by_global_norm(a.parameters(), 5.0)
     assert all(torch.equal(p.grad, g) for p, g in zip(a.parameters(), small))
-    with pytest.raises(ValueError, match="positive max_norm"):
+    with pytest.raises(ValueError, match=r"max_norm > 0 \(or None for no clipping\), got 0"):
         clip_by_global_norm(a.parameters(), 0)
 
 
@@ -128,13 +128,13 @@ def test_mean_nll_counts_every_token_but_the_first():
 
 def test_bad_arguments():
     model = RecurrentLM(5, RNNScratch(5, 8))
-    with pytest.raises(ValueError, match="positive integer number of steps"):
+    with pytest.raises(ValueError, match="positive integer steps"):
         train_lm(model, _periodic(), 0)
     with pytest.raises(ValueError, match="at least"):
         train_lm(model, _periodic(50), 3, batch_size=8, seq_len=10)
-    with pytest.raises(ValueError, match="optimizer 'adam' or 'sgd'"):
+    with pytest.raises(ValueError, match="optimizer as one of 'adam', 'sgd'"):
         train_lm(model, _periodic(), 3, optimizer="rmsprop", device="cpu")
-    with pytest.raises(ValueError, match="train_ids as a 1-d int64"):
+    with pytest.raises(TypeError, match="train_ids of dtype torch.int64"):
         train_lm(model, torch.zeros(100), 3)
 
 

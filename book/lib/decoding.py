@@ -12,11 +12,12 @@ chapter 5's attention model and chapter 6's Transformer all provide one
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
 import torch
+
+from . import checks
 
 NextLogProbs = Callable[[torch.Tensor], torch.Tensor]
 
@@ -41,12 +42,6 @@ def gnmt_penalty(length: int, alpha: float) -> float:
     return ((5 + length) / 6) ** alpha
 
 
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"expected {name} as an integer >= {minimum}, got {value!r}")
-    return value
-
-
 def _scores(next_log_probs: NextLogProbs, prefixes: list[list[int]], eos: int) -> torch.Tensor:
     """Call ``next_log_probs`` and check its answer; returns (k, |V|) float64 on the CPU."""
     k = len(prefixes)
@@ -66,9 +61,15 @@ def _scores(next_log_probs: NextLogProbs, prefixes: list[list[int]], eos: int) -
     return out
 
 
+def _check_search(beam_size, max_len, length_penalty) -> float:
+    """Beam search's settings, checked; returns the length penalty alpha."""
+    checks.positive_ints(beam_size=beam_size, max_len=max_len)
+    return checks.number(length_penalty, "length_penalty (GNMT's alpha)", at_least=0)
+
+
 def greedy(next_log_probs: NextLogProbs, bos: int, eos: int, max_len: int) -> Hypothesis:
     """The most likely next token at every step, until ``<eos>`` or ``max_len`` tokens."""
-    _check_int(max_len, "max_len", 1)
+    checks.positive_int(max_len, "max_len")
     tokens: list[int] = []
     total = 0.0
     while len(tokens) < max_len:
@@ -95,12 +96,7 @@ def beam_search(next_log_probs: NextLogProbs, bos: int, eos: int, beam_size: int
     ``length_penalty`` is GNMT's alpha (see :func:`gnmt_penalty`); beam_size=1 is
     greedy search.
     """
-    _check_int(beam_size, "beam_size", 1)
-    _check_int(max_len, "max_len", 1)
-    alpha = length_penalty
-    if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
-        raise ValueError("expected length_penalty (GNMT's alpha) as a number >= 0, "
-                         f"got {alpha!r}")
+    alpha = _check_search(beam_size, max_len, length_penalty)
     live = [Hypothesis([], 0.0, 0.0, finished=False)]
     finished: list[Hypothesis] = []
     for step in range(1, max_len + 1):

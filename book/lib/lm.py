@@ -14,7 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import checks
 from .seeding import generator as seeded_generator
+from .seeding import seeded
 
 
 def detach_state(state):
@@ -53,13 +55,15 @@ class RecurrentLM(nn.Module):
 
     Each token id becomes a vector (a learned embedding of size ``embedding_dim``, or a one-hot
     vector of size ``vocab_size`` when ``embedding_dim`` is None), the layer runs over the
-    sequence, and a linear layer turns every output into ``vocab_size`` logits.
+    sequence, and a linear layer turns every output into ``vocab_size`` logits. The embedding and
+    the output layer are drawn from ``seed`` (None: from PyTorch's global generator); the layer
+    comes already built.
     """
 
-    def __init__(self, vocab_size: int, layer: nn.Module, embedding_dim: int | None = None):
+    def __init__(self, vocab_size: int, layer: nn.Module, embedding_dim: int | None = None,
+                 seed: int | None = None):
         super().__init__()
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
-            raise ValueError(f"expected an integer vocab_size >= 2, got {vocab_size!r}")
+        checks.integer(vocab_size, "vocab_size", 2)
         if not isinstance(layer, nn.Module):
             raise TypeError(f"expected the recurrent layer as an nn.Module, got {type(layer).__name__}")
         input_size, features = _layer_sizes(layer)
@@ -69,20 +73,10 @@ class RecurrentLM(nn.Module):
                     else f"embedding_dim={embedding_dim}")
             raise ValueError(f"expected a layer with input_size equal to {what}, got input_size={input_size}")
         self.vocab_size = vocab_size
-        self.embedding = None if embedding_dim is None else nn.Embedding(vocab_size, embedding_dim)
-        self.layer = layer
-        self.output = nn.Linear(features, vocab_size)
-
-    def _check_tokens(self, tokens) -> None:
-        if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype != torch.int64:
-            got = (f"shape {tuple(tokens.shape)} and dtype {tokens.dtype}" if isinstance(tokens, torch.Tensor)
-                   else type(tokens).__name__)
-            raise ValueError(f"expected token ids of shape (batch, time) and dtype torch.int64, got {got}")
-        if tokens.shape[1] == 0:
-            raise ValueError("expected at least one token per sequence, got length 0")
-        lo, hi = int(tokens.min()), int(tokens.max())
-        if lo < 0 or hi >= self.vocab_size:
-            raise ValueError(f"expected token ids in 0..{self.vocab_size - 1}, got ids from {lo} to {hi}")
+        with seeded(seed):
+            self.embedding = None if embedding_dim is None else nn.Embedding(vocab_size, embedding_dim)
+            self.layer = layer
+            self.output = nn.Linear(features, vocab_size)
 
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         """(batch, time) ids -> (batch, time, input) vectors."""
@@ -94,7 +88,7 @@ class RecurrentLM(nn.Module):
         """``tokens`` (batch, time) int64 -> ``(logits (batch, time, vocab), final state)``.
 
         ``logits[:, t]`` scores the token that follows ``tokens[:, t]``."""
-        self._check_tokens(tokens)
+        checks.token_ids(tokens, "token ids", 2, self.vocab_size)
         outputs, state = self.layer(self.embed(tokens), state)
         return self.output(outputs), state
 

@@ -22,21 +22,15 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from . import checks
 from .bleu import BleuScore, corpus_bleu
 from .device import pick_device
 from .progress import progress
-from .seeding import generator
+from .seeding import generator, seeded
 from .training import clip_by_global_norm
 from .translation import BOS, EOS, PAD, Batch, SentencePair, TranslationVocab, pad
 
 _CELLS = {"gru": nn.GRU, "lstm": nn.LSTM}
-
-
-def _check_ids(x, name: str, dims: int) -> None:
-    if not isinstance(x, torch.Tensor) or x.dim() != dims or x.dtype != torch.int64:
-        got = f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, torch.Tensor) else type(x).__name__
-        shape = "(batch, time)" if dims == 2 else "(batch,)"
-        raise ValueError(f"expected {name} as an int64 tensor of shape {shape}, got {got}")
 
 
 def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -50,19 +44,12 @@ def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 def check_vocab_sizes(**sizes) -> None:
     """Every vocabulary size must be an integer above the special ids (which come first)."""
     for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value <= EOS:
-            raise ValueError(f"expected {name} as an integer > {EOS} (the special tokens come first), "
-                             f"got {value!r}")
+        checks.integer(value, name, EOS + 1, note="the special tokens come first")
 
 
 def check_source(src: torch.Tensor, src_lengths: torch.Tensor) -> None:
     """A padded batch of source ids (batch, src_len) and its lengths (batch,), each in 1..src_len."""
-    _check_ids(src, "src", 2)
-    _check_ids(src_lengths, "src_lengths", 1)
-    if src_lengths.shape[0] != src.shape[0]:
-        raise ValueError(f"expected {src.shape[0]} src_lengths (one per sentence), got {src_lengths.shape[0]}")
-    if src_lengths.min() < 1 or src_lengths.max() > src.shape[1]:
-        raise ValueError(f"expected src_lengths between 1 and {src.shape[1]}, got {src_lengths.tolist()}")
+    checks.padded_batch(src, src_lengths, "src")
 
 
 class StepwiseTranslator:
@@ -74,12 +61,8 @@ class StepwiseTranslator:
 
     def one_source(self, src_ids) -> torch.Tensor:
         """One sentence's ids (a list or 1-d tensor) as a (1, src_len) tensor on the model's device."""
-        if isinstance(src_ids, (list, tuple)):
-            src_ids = torch.tensor(src_ids, dtype=torch.int64)
-        if not isinstance(src_ids, torch.Tensor) or src_ids.dim() != 1 or src_ids.numel() == 0:
-            got = tuple(src_ids.shape) if isinstance(src_ids, torch.Tensor) else type(src_ids).__name__
-            raise ValueError(f"expected src_ids as a non-empty 1-d list or tensor of ids (one sentence), got {got}")
-        return src_ids.to(next(self.parameters()).device, torch.int64)[None]
+        src_ids = checks.as_token_ids(src_ids, "src_ids (one sentence)", 1)
+        return src_ids.to(next(self.parameters()).device)[None]
 
     def forward_scheduled(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor,
                           teacher_forcing: float, gen: torch.Generator) -> torch.Tensor:
@@ -87,9 +70,8 @@ class StepwiseTranslator:
         probability ``teacher_forcing`` and otherwise the argmax of its own previous prediction
         (Bengio et al. 2015). The coins come from ``gen``, a CPU generator. No gradient flows
         through the argmax."""
-        _check_ids(tgt_in, "tgt_in", 2)
-        if not 0.0 <= teacher_forcing <= 1.0:
-            raise ValueError(f"expected teacher_forcing between 0 and 1, got {teacher_forcing!r}")
+        checks.token_ids(tgt_in, "tgt_in", 2)
+        checks.number(teacher_forcing, "teacher_forcing", at_least=0, at_most=1)
         state = self.start(src, src_lengths)
         tokens, steps = tgt_in[:, 0], []
         for t in range(tgt_in.shape[1]):
@@ -122,9 +104,7 @@ class StepwiseTranslator:
 
         @torch.no_grad()
         def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
-            if not isinstance(prefixes, torch.Tensor) or prefixes.dim() != 2 or prefixes.shape[1] < 1:
-                got = tuple(prefixes.shape) if isinstance(prefixes, torch.Tensor) else type(prefixes).__name__
-                raise ValueError(f"expected prefixes as a (k, t) tensor of ids starting with <bos>, got {got}")
+            checks.token_ids(prefixes, "prefixes (ids starting with <bos>)", 2)
             keys = [tuple(row) for row in prefixes.tolist()]
             missing = sorted({k[:n] for k in keys for n in range(1, len(k) + 1)} - cache.keys())
             for length in sorted({len(k) for k in missing}):  # parents before children
@@ -143,8 +123,7 @@ class Encoder(nn.Module):
 
     def __init__(self, vocab_size: int, embed_size: int, hidden_size: int, num_layers: int = 1, cell: str = "gru"):
         super().__init__()
-        if cell not in _CELLS:
-            raise ValueError(f"expected cell 'gru' or 'lstm', got {cell!r}")
+        checks.one_of(cell, _CELLS, "cell")
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD)
         self.rnn = _CELLS[cell](embed_size, hidden_size, num_layers, batch_first=True)
 
@@ -188,19 +167,19 @@ class Decoder(nn.Module):
     def __init__(self, vocab_size: int, embed_size: int, hidden_size: int, num_layers: int = 1,
                  cell: str = "gru", feed_context: bool = True):
         super().__init__()
-        if cell not in _CELLS:
-            raise ValueError(f"expected cell 'gru' or 'lstm', got {cell!r}")
+        checks.one_of(cell, _CELLS, "cell")
         self.feed_context = feed_context
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD)
         self.rnn = _CELLS[cell](embed_size + hidden_size * feed_context, hidden_size, num_layers, batch_first=True)
         self.out = nn.Linear(hidden_size, vocab_size)
 
     def forward(self, tokens: torch.Tensor, state: DecoderState):
-        x = self.embedding(tokens)
-        if self.feed_context:
+        """tokens (batch, t) -> logits (batch, t, |V_tgt|) and the state after them."""
+        x = self.embedding(tokens)                   # E_y[y_{j-1}]: (batch, t, d)
+        if self.feed_context:                        # [E_y[y_{j-1}]; v] (Cho et al.)
             context = state.context[:, None, :].expand(-1, x.shape[1], -1)
-            x = torch.cat([x, context], dim=-1)
-        outputs, hidden = self.rnn(x, state.hidden)
+            x = torch.cat([x, context], dim=-1)      # (batch, t, d + d_h)
+        outputs, hidden = self.rnn(x, state.hidden)  # s_j: (batch, t, d_h)
         return self.out(outputs), DecoderState(hidden, state.context)
 
 
@@ -212,18 +191,18 @@ class Seq2Seq(StepwiseTranslator, nn.Module):
       probability ``teacher_forcing``, else the model's own previous prediction (scheduled sampling);
     - ``start``/``step``: one decoder step at a time (batched greedy decoding);
     - ``next_log_probs_fn(src_ids)`` for :mod:`seqbook.decoding`.
-    Parameters are initialised from ``seed`` (PyTorch's default initialisation, on the CPU).
+    Parameters get PyTorch's default initialisation, drawn from ``seed`` (None: from PyTorch's
+    global generator).
     """
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_size: int = 64, hidden_size: int = 128,
                  num_layers: int = 1, cell: str = "gru", reverse_source: bool = False, feed_context: bool = True,
-                 seed: int = 0):
+                 seed: int | None = None):
         super().__init__()
         check_vocab_sizes(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
         self.reverse_source = reverse_source
         self.tgt_vocab_size = tgt_vocab_size
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        with seeded(seed):
             self.encoder = Encoder(src_vocab_size, embed_size, hidden_size, num_layers, cell)
             self.decoder = Decoder(tgt_vocab_size, embed_size, hidden_size, num_layers, cell, feed_context)
 
@@ -231,11 +210,11 @@ class Seq2Seq(StepwiseTranslator, nn.Module):
         """Encode the source: the decoder's initial state (the encoder's final state)
         and the context."""
         check_source(src, src_lengths)
-        if self.reverse_source:
+        if self.reverse_source:                       # Sutskever et al.: x_T, ..., x_1
             src = reverse_padded(src, src_lengths)
-        _, hidden = self.encoder(src, src_lengths)
-        top = hidden[0][-1] if isinstance(hidden, tuple) else hidden[-1]
-        return DecoderState(hidden, top)
+        _, hidden = self.encoder(src, src_lengths)    # (layers, batch, d_h), or (h, c)
+        top = hidden[0][-1] if isinstance(hidden, tuple) else hidden[-1]  # v: top h
+        return DecoderState(hidden, top)              # s_0 = the encoder's final state
 
     def step(self, tokens: torch.Tensor, state: DecoderState):
         """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|) and the next state."""
@@ -243,7 +222,7 @@ class Seq2Seq(StepwiseTranslator, nn.Module):
         return logits[:, 0], state
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
-        _check_ids(tgt_in, "tgt_in", 2)
+        checks.token_ids(tgt_in, "tgt_in", 2)
         logits, _ = self.decoder(tgt_in, self.start(src, src_lengths))
         return logits
 
@@ -254,14 +233,8 @@ def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor,
     ``pad``.
 
     logits (batch, time, |V|), targets (batch, time)."""
-    if logits.dim() != 3 or targets.shape != logits.shape[:2]:
-        raise ValueError("expected logits (batch, time, |V|) and targets (batch, time) "
-                         f"with the same batch and time, got {tuple(logits.shape)} "
-                         f"and {tuple(targets.shape)}")
-    if not (targets != pad).any():
-        raise ValueError("expected at least one target that is not padding, "
-                         "got only padding")
-    flat_logits = logits.reshape(-1, logits.shape[-1]).float()
+    checks.logits_and_targets(logits, targets, ignore=pad)
+    flat_logits = logits.reshape(-1, logits.shape[-1]).float()   # (batch * time, |V|)
     return F.cross_entropy(flat_logits, targets.reshape(-1), ignore_index=pad)
 
 
@@ -306,8 +279,7 @@ def train_translation(model: nn.Module, batches: Sequence[Batch], steps: int, *,
     and every ``eval_every`` steps if given, the history records the loss on ``valid_batches``
     and ``evaluate(model)`` (e.g. a validation BLEU), when given. Evaluation time is not counted
     in ``wall_time``."""
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"expected a positive integer number of steps, got {steps!r}")
+    checks.positive_int(steps, "steps")
     if len(batches) == 0 or not all(isinstance(b, Batch) for b in batches):
         raise ValueError("expected a non-empty list of seqbook.translation.Batch (see make_batches)")
     ratio_at = teacher_forcing if callable(teacher_forcing) else (lambda step: teacher_forcing)

@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import checks
 from .device import pick_device
 from .lm import detach_state
 from .progress import progress
@@ -27,20 +28,14 @@ from .seeding import generator
 
 def as_ids(ids, what: str = "ids") -> torch.Tensor:
     """A 1-d int64 tensor of token ids from a list or tensor, or a clear error."""
-    if isinstance(ids, (list, tuple)):
-        ids = torch.tensor(ids, dtype=torch.int64)
-    if not isinstance(ids, torch.Tensor) or ids.dim() != 1 or ids.dtype != torch.int64:
-        got = f"shape {tuple(ids.shape)} and dtype {ids.dtype}" if isinstance(ids, torch.Tensor) else type(ids).__name__
-        raise ValueError(f"expected {what} as a 1-d int64 tensor or a list of ints, got {got}")
-    return ids
+    return checks.as_token_ids(ids, what, 1, allow_empty=True)
 
 
 def streams(ids: torch.Tensor, batch_size: int) -> torch.Tensor:
     """Cut a 1-d stream into ``batch_size`` contiguous rows (the tail that does not fit is dropped):
     shape (batch_size, len(ids) // batch_size). Row ``b`` continues where row ``b - 1`` ends."""
     ids = as_ids(ids)
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"expected a positive integer batch_size, got {batch_size!r}")
+    checks.positive_int(batch_size, "batch_size")
     n = ids.numel() // batch_size
     if n < 2:
         raise ValueError(f"expected at least {2 * batch_size} ids for {batch_size} streams, got {ids.numel()}")
@@ -50,8 +45,7 @@ def streams(ids: torch.Tensor, batch_size: int) -> torch.Tensor:
 def chunks(rows: torch.Tensor, seq_len: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Consecutive ``(inputs, targets)`` pairs, each (batch, <= seq_len), targets shifted by one:
     ``targets[:, t]`` is the token after ``inputs[:, t]``."""
-    if not isinstance(seq_len, int) or seq_len < 1:
-        raise ValueError(f"expected a positive integer seq_len, got {seq_len!r}")
+    checks.positive_int(seq_len, "seq_len")
     for start in range(0, rows.shape[1] - 1, seq_len):
         end = min(start + seq_len, rows.shape[1] - 1)
         yield rows[:, start:end], rows[:, start + 1:end + 1]
@@ -73,8 +67,7 @@ def clip_by_global_norm(parameters: Iterable[nn.Parameter], max_norm: float | No
     parameters = [p for p in parameters if p.grad is not None]
     norm = global_grad_norm(parameters)
     if max_norm is not None:
-        if not max_norm > 0:
-            raise ValueError(f"expected a positive max_norm (or None), got {max_norm!r}")
+        checks.number(max_norm, "max_norm", above=0, note="or None for no clipping")
         if math.isfinite(norm) and norm > max_norm:
             scale = max_norm / (norm + 1e-6)
             for p in parameters:
@@ -96,8 +89,7 @@ def mean_nll(model: nn.Module, ids, seq_len: int = 256, n_streams: int = 1) -> t
     each prediction conditions on everything before it in its stream. With ``n_streams=1`` every
     token but the first is scored, given all the tokens before it."""
     ids = as_ids(ids)
-    if isinstance(n_streams, bool) or not isinstance(n_streams, int) or n_streams < 1:
-        raise ValueError(f"expected a positive integer n_streams, got {n_streams!r}")
+    checks.positive_int(n_streams, "n_streams")
     n = (ids.numel() - 1) // n_streams
     if n < 1:
         raise ValueError(f"expected at least {n_streams + 1} ids for {n_streams} streams, got {ids.numel()}")
@@ -137,12 +129,11 @@ class History:
         return len(self.loss)
 
 
+OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
+
+
 def _make_optimizer(name: str, params, lr: float):
-    if name == "adam":
-        return torch.optim.Adam(params, lr=lr)
-    if name == "sgd":
-        return torch.optim.SGD(params, lr=lr)
-    raise ValueError(f"expected optimizer 'adam' or 'sgd', got {name!r}")
+    return OPTIMIZERS[checks.one_of(name, OPTIMIZERS, "optimizer")](params, lr=lr)
 
 
 def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, seq_len: int = 64,
@@ -162,8 +153,7 @@ def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, s
     A step whose loss or gradient norm is not finite is recorded in ``diverged_at``; training
     stops there unless ``stop_on_divergence=False``.
     """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"expected a positive integer number of steps, got {steps!r}")
+    checks.positive_ints(steps=steps, batch_size=batch_size, seq_len=seq_len)
     train_ids = as_ids(train_ids, "train_ids")
     if train_ids.numel() < batch_size * (seq_len + 1) + seq_len:
         raise ValueError(f"expected at least {batch_size * (seq_len + 1) + seq_len} training ids for "

@@ -8,6 +8,8 @@ from typing import Iterable, Sequence
 
 import torch
 
+from . import checks
+
 UNK = "<unk>"
 
 
@@ -16,11 +18,9 @@ def tokenize(text: str, level: str = "char") -> list[str]:
     (``level="word"``)."""
     if not isinstance(text, str):
         raise TypeError(f"expected text as a str, got {type(text).__name__}")
-    if level == "char":
+    if checks.one_of(level, ("char", "word"), "level") == "char":
         return list(text)
-    if level == "word":
-        return re.findall(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]", text.lower())
-    raise ValueError(f"expected level 'char' or 'word', got {level!r}")
+    return re.findall(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]", text.lower())
 
 
 class Vocab:
