@@ -5,8 +5,9 @@ import torch
 from torch import nn
 
 from seqbook.bidirectional import Bidirectional, Stacked
-from seqbook.lm import RecurrentLM, detach_state
+from seqbook.lm import RecurrentLM
 from seqbook.rnn import RNNScratch
+from seqbook.training import detach_state
 
 V = 11
 

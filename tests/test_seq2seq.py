@@ -3,11 +3,11 @@
 import pytest
 import torch
 
-from seqbook.decoding import beam_search, greedy
-from seqbook.seq2seq import (DecoderState, Seq2Seq, batch_loss, greedy_batch, masked_cross_entropy,
-                             reverse_padded, train_translation, translate, translation_bleu)
+from seqbook.seq2seq import DecoderState, Seq2Seq, reverse_padded
+from seqbook.translator import (batch_loss, greedy_batch, masked_cross_entropy, train_translation, translate,
+                                translation_bleu)
 from seqbook.seeding import generator
-from seqbook.translation import BOS, EOS, PAD, build_vocabs, make_batch, make_batches, make_splits
+from seqbook.translation import BOS, PAD, build_vocabs, make_batch, make_batches, make_splits
 
 
 @pytest.fixture(scope="module")
@@ -58,43 +58,6 @@ def test_source_reversal_reads_the_sentence_backwards(data):
                                    forward.start(flipped, batch.src_lengths).context)
         assert not torch.allclose(backward.start(batch.src, batch.src_lengths).context,
                                   forward.start(batch.src, batch.src_lengths).context)
-
-
-@pytest.mark.parametrize("config", CONFIGS)
-def test_cached_next_log_probs_equal_recomputation(data, config):
-    splits, src_vocab, tgt_vocab = data
-    model = model_for(data, **config)
-    pair = splits.test[0]
-    src = src_vocab.encode(pair.src)
-    fn = model.next_log_probs_fn(src)
-    tgt = [BOS] + tgt_vocab.encode(pair.tgt)
-    # the whole teacher-forced pass, from scratch
-    with torch.no_grad():
-        full = torch.log_softmax(model(torch.tensor([src]), torch.tensor([len(src)]), torch.tensor([tgt])), -1)[0]
-    for t in range(1, len(tgt) + 1):  # one prefix at a time, each extending the cached parent
-        torch.testing.assert_close(fn(torch.tensor([tgt[:t]]))[0], full[t - 1], atol=1e-5, rtol=0)
-    # several prefixes at once, including ones whose parents were never asked for
-    prefixes = torch.tensor([tgt[:4], [BOS, 7, 8, 9], tgt[:4]])
-    out = fn(prefixes)
-    assert out.shape == (3, len(tgt_vocab))
-    fresh = model.next_log_probs_fn(src)(torch.tensor([[BOS, 7, 8, 9]]))
-    torch.testing.assert_close(out[1], fresh[0], atol=1e-5, rtol=0)
-    torch.testing.assert_close(out[0], out[2])
-    assert torch.allclose(out.exp().sum(-1), torch.ones(3), atol=1e-5)
-
-
-@pytest.mark.parametrize("config", CONFIGS[:2])
-def test_batched_greedy_equals_decoding_greedy(data, config):
-    splits, src_vocab, tgt_vocab = data
-    model = model_for(data, **config)
-    batch = make_batch(splits.test, src_vocab, tgt_vocab)
-    rows = greedy_batch(model, batch.src, batch.src_lengths, max_len=12)
-    for row, pair in zip(rows, splits.test):
-        one = greedy(model.next_log_probs_fn(src_vocab.encode(pair.src)), BOS, EOS, max_len=12)
-        assert row == one.tokens
-    # and beam search of width 1 through the model's interface
-    fn = model.next_log_probs_fn(src_vocab.encode(splits.test[0].src))
-    assert beam_search(fn, BOS, EOS, beam_size=1, max_len=12)[0].tokens == rows[0]
 
 
 def test_scheduled_sampling_with_ratio_one_is_teacher_forcing(data):

@@ -1,9 +1,9 @@
 """Translation with attention: a bidirectional GRU encoder and a GRU decoder that attends to it.
 
-The model keeps chapter 4's interface (:class:`seqbook.seq2seq.Seq2Seq`): ``forward(src,
-src_lengths, tgt_in) -> logits``, ``start``/``step`` (so ``train_translation``, ``greedy_batch``,
-``translate`` and ``translation_bleu`` work on it unchanged) and ``next_log_probs_fn`` (for
-:mod:`seqbook.decoding`'s greedy and beam search). It also shows where it looks:
+The model keeps chapter 4's translator contract (:class:`seqbook.interfaces.Translator`):
+``forward(src, src_lengths, tgt_in) -> logits``, ``start``/``step`` (so the trainer and the
+batched decoding of :mod:`seqbook.translator` work on it unchanged) and ``next_log_probs_fn``
+(for :mod:`seqbook.decoding`'s greedy and beam search). It also shows where it looks:
 :meth:`AttentionSeq2Seq.attention_for` (teacher forcing) and
 :meth:`AttentionSeq2Seq.greedy_with_attention` (its own translation) return the (tgt_len, src_len)
 weight matrix of one sentence.
@@ -39,7 +39,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from . import checks
 from .attention import make_score, masked_softmax
 from .seeding import seeded
-from .seq2seq import StepwiseTranslator, check_source, check_vocab_sizes
+from .translator import StepwiseTranslator, check_source, check_vocab_sizes
 from .translation import BOS, EOS, PAD
 
 STYLES = ("bahdanau", "luong")

@@ -19,21 +19,6 @@ from .seeding import generator as seeded_generator
 from .seeding import seeded
 
 
-def detach_state(state):
-    """``state`` cut from the graph that produced it: a tensor, or a tuple/list of them, or None.
-
-    Truncated backpropagation through time detaches the state between chunks, so the next
-    chunk starts from the same values but the gradient stops there."""
-    if state is None:
-        return None
-    if isinstance(state, torch.Tensor):
-        return state.detach()
-    if isinstance(state, (tuple, list)):
-        return type(state)(detach_state(s) for s in state)
-    raise TypeError(f"expected a recurrent state as a tensor, a tuple/list of tensors or None, "
-                    f"got {type(state).__name__}")
-
-
 def _layer_sizes(layer: nn.Module) -> tuple[int, int]:
     """(input size, output features) of a recurrent layer, read from its attributes."""
     for name in ("input_size", "hidden_size"):

@@ -21,9 +21,24 @@ from torch import nn
 
 from . import checks
 from .device import pick_device
-from .lm import detach_state
 from .progress import progress
 from .seeding import generator
+
+
+def detach_state(state):
+    """``state`` cut from the graph that produced it: a tensor, or a tuple/list of them, or None.
+
+    Truncated backpropagation through time detaches the state between chunks, so the next
+    chunk starts from the same values but the gradient stops there."""
+    if state is None:
+        return None
+    if isinstance(state, torch.Tensor):
+        return state.detach()
+    if isinstance(state, (tuple, list)):
+        return type(state)(detach_state(s) for s in state)
+    raise TypeError(f"expected a recurrent state as a tensor, a tuple/list of tensors or None, "
+                    f"got {type(state).__name__}")
+
 
 
 def as_ids(ids, what: str = "ids") -> torch.Tensor:
@@ -114,13 +129,18 @@ def perplexity(model: nn.Module, ids, seq_len: int = 256, n_streams: int = 1) ->
 
 @dataclass
 class History:
-    """What happened during :func:`train_lm`, one entry per optimisation step."""
+    """What happened during a training loop (:func:`train_lm`, and chapter 4's
+    :func:`seqbook.translator.train_translation`), one entry per optimisation step; the
+    validation lists have one entry per evaluation. A trainer fills the lists it measures."""
 
     loss: list[float] = field(default_factory=list)          # training loss (nats per token)
     grad_norm: list[float] = field(default_factory=list)     # global gradient norm before clipping
     wall_time: list[float] = field(default_factory=list)     # seconds of training so far (evaluation excluded)
+    teacher_forcing: list[float] = field(default_factory=list)  # share of gold inputs (translation)
     val_step: list[int] = field(default_factory=list)        # steps after which validation ran
-    val_perplexity: list[float] = field(default_factory=list)
+    val_perplexity: list[float] = field(default_factory=list)   # language models
+    val_loss: list[float] = field(default_factory=list)      # translation: teacher-forced loss
+    val_score: list[float] = field(default_factory=list)     # translation: what ``evaluate(model)`` gave
     clipped: int = 0                                         # steps whose gradient was clipped
     diverged_at: int | None = None                           # first step with a non-finite loss or norm
 

@@ -12,10 +12,15 @@ stacks without learning-rate warm-up; a pre-norm stack ends with one more LayerN
 :class:`EncoderLayer` and :class:`DecoderLayer` have ``from_torch`` for PyTorch's
 ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer`` (``batch_first=True``, ReLU).
 
-:class:`Transformer` is a translation model with the book's interface (INTERFACES: ``forward(src,
-src_lengths, tgt_in) -> logits``, ``next_log_probs_fn(src_ids)`` for ``seqbook.decoding``).
-Token embeddings are multiplied by ``sqrt(d_model)`` as in the paper, then a positions module
-(:mod:`seqbook.positions`: sinusoidal, learned or none) adds where each token is.
+:class:`Transformer` is a translation model with the translator contract of chapters 4 and 5
+(:class:`seqbook.interfaces.Translator`): ``forward(src, src_lengths, tgt_in) -> logits`` for
+teacher forcing, and ``start``/``step`` to decode one token at a time, so chapter 4's trainer,
+``translate``, greedy and beam search work on it unchanged. It keeps no recurrent state: its
+decoder state is the source's encoding and the prefix so far, and every step runs the decoder
+over the whole prefix (the causal mask makes that the same as training; real systems cache each
+layer's keys and values instead). Token embeddings are multiplied by ``sqrt(d_model)`` as in the
+paper, then a positions module (:mod:`seqbook.positions`: sinusoidal, learned or none) adds
+where each token is.
 
 Attention itself (masks, :func:`scaled_dot_product_attention`, :class:`MultiHeadAttention`) lives
 in :mod:`seqbook.multihead` and is re-exported here. Layers draw their parameters from PyTorch's
@@ -26,6 +31,7 @@ leaves the global generator untouched.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -37,10 +43,11 @@ from .multihead import (MultiHeadAttention, causal_mask, dropout_probability, pa
 from .positions import make_positions
 from .seeding import seeded
 from .translation import BOS, PAD
+from .translator import StepwiseTranslator
 
 __all__ = ["causal_mask", "padding_mask", "scaled_dot_product_attention",
            "MultiHeadAttention", "PositionwiseFeedForward", "EncoderLayer", "DecoderLayer",
-           "Encoder", "Decoder", "Transformer"]
+           "Encoder", "Decoder", "TransformerState", "Transformer"]
 
 
 # -- layers ---------------------------------------------------------------------------------
@@ -232,8 +239,27 @@ class Decoder(_Stack):
 
 
 # -- the translation model -----------------------------------------------------------------
-class Transformer(nn.Module):
-    """Encoder-decoder Transformer for translation (the book's model interface).
+class TransformerState(NamedTuple):
+    """What the decoder needs at the next step, batch first in every field: the encoder's
+    ``memory`` (batch, src_len, d_model), its ``src_padding`` (batch, src_len) True at padding,
+    and the target ``prefix`` (batch, t) read so far (``<bos>`` first)."""
+
+    memory: torch.Tensor
+    src_padding: torch.Tensor
+    prefix: torch.Tensor
+
+    def select(self, rows) -> "TransformerState":
+        """The state of the given batch rows (a list or tensor of indices)."""
+        return TransformerState(*(field[rows] for field in self))
+
+    @staticmethod
+    def cat(states: Sequence["TransformerState"]) -> "TransformerState":
+        """Stack states of single sentences (all with the same source and prefix length)."""
+        return TransformerState(*(torch.cat(fields) for fields in zip(*states)))
+
+
+class Transformer(StepwiseTranslator, nn.Module):
+    """Encoder-decoder Transformer for translation (the translator contract of chapters 4-6).
 
     ``positions`` is ``"sinusoidal"`` (the paper's), ``"learned"`` or ``"none"``, the same kind
     for encoder and decoder (each has its own table when learned). ``tie_output=True`` shares
@@ -291,24 +317,17 @@ class Transformer(nn.Module):
         memory, src_padding = self.encode(src, src_lengths)
         return self.decode(tgt_in, memory, src_padding)
 
-    def next_log_probs_fn(self, src_ids):
-        """For ONE source sentence ``src_ids`` (a 1-d list or tensor of ids): the function ``next_log_probs(
-        prefixes (k, t)) -> (k, |V_tgt|)`` log-probabilities of the next token after each prefix
-        (prefixes start with <bos>), for ``seqbook.decoding``. The source is encoded once; each
-        call runs the decoder over the whole prefixes with the causal mask (no cache: simple,
-        and exactly what training computed). Call ``model.eval()`` first so dropout is off."""
-        src_ids = checks.as_token_ids(src_ids, "src_ids")
-        with torch.no_grad():
-            memory, src_padding = self.encode(src_ids[None].to(self._device()))
+    def start(self, src: torch.Tensor, src_lengths: torch.Tensor | None) -> TransformerState:
+        """Encode the source once; the prefix starts empty."""
+        memory, src_padding = self.encode(src, src_lengths)
+        return TransformerState(memory, src_padding, src.new_zeros(src.shape[0], 0))
 
-        def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
-            prefixes = checks.token_ids(prefixes, "prefixes").to(self._device())
-            k = prefixes.shape[0]
-            with torch.no_grad():
-                logits = self.decode(prefixes, memory.expand(k, -1, -1), src_padding.expand(k, -1))
-            return torch.log_softmax(logits[:, -1].float(), dim=-1)
-
-        return next_log_probs
+    def step(self, tokens: torch.Tensor, state: TransformerState):
+        """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|) for the next
+        token, and the state with the tokens appended to the prefix."""
+        prefix = torch.cat([state.prefix, tokens[:, None]], dim=1)     # (batch, t)
+        logits = self.decode(prefix, state.memory, state.src_padding)  # (batch, t, |V|)
+        return logits[:, -1], state._replace(prefix=prefix)            # the last one
 
     def attention_maps(self, src_ids, tgt_ids) -> dict[str, list[torch.Tensor]]:
         """Every attention map of one pair under teacher forcing, for plotting. ``src_ids`` and
