@@ -1,14 +1,26 @@
-"""Every translator of chapters 4-6 keeps the one contract of seqbook.interfaces.Translator, so
-chapter 4's trainer, batched greedy decoding, greedy and beam search work on each unchanged. One
-parametrised test per promise, instead of a near-copy per model (a chapter-7 model joins by
-adding a line to TRANSLATORS)."""
+"""Every model keeps its contract of seqbook.interfaces: the translators of chapters 4-6 work with
+chapter 4's trainer, batched greedy decoding, greedy and beam search unchanged; the language
+models of chapters 1-2 with one sampler; the recurrent layers of chapters 2-3 with any model
+around them. One parametrised test per promise, instead of a near-copy per model (a chapter-7
+model joins by adding a line to TRANSLATORS or LANGUAGE_MODELS)."""
 
 import pytest
 import torch
 
+from torch import nn
+
 from seqbook import decoding
 from seqbook.attention_model import AttentionSeq2Seq
-from seqbook.interfaces import DecoderState, NextLogProbs, ShowsAttention, Translator
+from seqbook.bidirectional import Bidirectional, Stacked
+from seqbook.gated import GRUScratch, LSTMScratch
+from seqbook.interfaces import (DecoderState, LanguageModel, NextLogProbs, RecurrentLayer, ShowsAttention,
+                                Translator)
+from seqbook.bidirectional import Tagger
+from seqbook.lm import RecurrentLM
+from seqbook.long_lag import LastStepRegressor
+from seqbook.multihead import MultiHeadAttention
+from seqbook.ngram import NGramLM
+from seqbook.rnn import RNNScratch
 from seqbook.seeding import generator
 from seqbook.seq2seq import Seq2Seq
 from seqbook.transformer import Transformer
@@ -169,3 +181,96 @@ def test_the_attention_models_show_where_they_look(model, corpus):
     weights = model.attention_for(src_vocab.encode(pair.src), tgt_vocab.encode(pair.tgt))
     assert weights.shape == (len(pair.tgt), len(pair.src)) and weights.device.type == "cpu"
     torch.testing.assert_close(weights.sum(-1), torch.ones(len(pair.tgt)), **TOL)
+
+
+# -- recurrent layers and language models -----------------------------------------------------------
+LAYERS = {
+    "RNNScratch": lambda: RNNScratch(4, 6, seed=0),
+    "LSTMScratch": lambda: LSTMScratch(4, 6, seed=0),
+    "GRUScratch": lambda: GRUScratch(4, 6, seed=0),
+    "Stacked": lambda: Stacked([GRUScratch(4, 6, seed=0), LSTMScratch(6, 6, seed=1)]),
+    "Bidirectional": lambda: Bidirectional(GRUScratch(4, 3, seed=0), GRUScratch(4, 3, seed=1)),
+    "nn.LSTM": lambda: nn.LSTM(4, 6, batch_first=True),
+    "nn.GRU, 2 layers": lambda: nn.GRU(4, 6, num_layers=2, batch_first=True),
+}
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_a_recurrent_layer_reads_in_pieces_as_in_one_go(name):
+    torch.manual_seed(0)
+    layer = LAYERS[name]()
+    assert isinstance(layer, RecurrentLayer)
+    X = torch.randn(2, 7, 4, generator=generator(1))
+    outputs, state = layer(X)
+    width = 2 * layer.hidden_size if getattr(layer, "bidirectional", False) else layer.hidden_size
+    assert outputs.shape == (2, 7, width)
+    if getattr(layer, "bidirectional", False):
+        return  # its backward half reads from the end: a piece is not a prefix
+    first, carried = layer(X[:, :3])
+    second, _ = layer(X[:, 3:], carried)
+    torch.testing.assert_close(torch.cat([first, second], 1), outputs, **TOL)
+
+
+TEXT = "the cat sat on the mat and the dog sat on the log " * 20
+LANGUAGE_MODELS = {
+    "NGramLM": lambda ids, V: NGramLM(3, alpha=0.1).fit(ids, vocab=range(V)),
+    "RecurrentLM": lambda ids, V: RecurrentLM(V, nn.GRU(8, 16, batch_first=True), embedding_dim=8, seed=0),
+}
+
+
+@pytest.mark.parametrize("name", LANGUAGE_MODELS)
+def test_a_language_model_is_sampled_by_decoding_sample(name):
+    vocab = sorted(set(TEXT))
+    ids = [vocab.index(c) for c in TEXT]
+    model = LANGUAGE_MODELS[name](ids, len(vocab))
+    assert isinstance(model, LanguageModel)
+    next_log_probs = model.next_log_probs_fn()
+    assert isinstance(next_log_probs, NextLogProbs)
+    log_probs = next_log_probs(torch.tensor([ids[:5], ids[5:10]]))
+    assert log_probs.shape == (2, len(vocab))
+    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(2, dtype=log_probs.dtype), **TOL)
+    prefix = ids[:4]
+    greedy = decoding.sample(model.next_log_probs_fn(), prefix, 6, temperature=0)
+    for t, token in enumerate(greedy):  # temperature 0: the argmax after every prefix
+        assert token == int(next_log_probs(torch.tensor([prefix + greedy[:t]]))[0].argmax())
+    if name == "RecurrentLM":  # the model's own sample is decoding.sample with a torch generator
+        assert model.sample(prefix, 6, temperature=0) == greedy
+        assert model.sample(prefix, 20, seed=2) == decoding.sample(model.next_log_probs_fn(), prefix, 20, seed=2)
+    else:  # the n-gram model's prefix is its context; it draws with NumPy's generator
+        assert model.sample(6, temperature=0, context=prefix) == greedy
+        assert model.sample(20, seed=2, context=prefix) == decoding.sample(
+            model.next_log_probs_fn(prefix), [], 20, seed=2, draw=decoding.numpy_draw(2))
+
+
+# -- seeds ----------------------------------------------------------------------------------------
+MODELS = {
+    "RNNScratch": lambda seed: RNNScratch(3, 4, seed=seed),
+    "LSTMScratch": lambda seed: LSTMScratch(3, 4, seed=seed),
+    "GRUScratch": lambda seed: GRUScratch(3, 4, seed=seed),
+    "RecurrentLM": lambda seed: RecurrentLM(7, GRUScratch(3, 4, seed=0), embedding_dim=3, seed=seed),
+    "Tagger": lambda seed: Tagger(9, seed=seed),
+    "LastStepRegressor": lambda seed: LastStepRegressor("lstm", 4, seed=seed),
+    "MultiHeadAttention": lambda seed: MultiHeadAttention(8, 2, seed=seed),
+    "Seq2Seq": lambda seed: Seq2Seq(9, 9, embed_size=4, hidden_size=6, seed=seed),
+    "AttentionSeq2Seq": lambda seed: AttentionSeq2Seq(9, 9, embed_size=4, hidden_size=6, seed=seed),
+    "Transformer": lambda seed: Transformer(9, 9, d_model=8, num_heads=2, d_ff=8, num_layers=1, seed=seed),
+}
+
+
+def _parameters(module):
+    return [p.detach().clone() for p in module.parameters()]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_model_takes_its_seed_the_same_way(name):
+    build = MODELS[name]
+    torch.manual_seed(0)
+    before = torch.get_rng_state()
+    a, b, c = (_parameters(build(seed)) for seed in (3, 3, 4))
+    assert torch.equal(torch.get_rng_state(), before), "a seeded model must not move the global generator"
+    assert all(torch.equal(x, y) for x, y in zip(a, b)) and not all(torch.equal(x, z) for x, z in zip(a, c))
+    # seed=None draws from the global generator, so torch.manual_seed fixes it and it moves on
+    torch.manual_seed(3)
+    unseeded = _parameters(build(None))
+    assert all(torch.equal(x, y) for x, y in zip(unseeded, a)), "seed=s is the global generator seeded with s"
+    assert not torch.equal(torch.get_rng_state(), before)

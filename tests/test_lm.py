@@ -101,6 +101,21 @@ def test_sampling_is_seeded_and_temperature_zero_is_greedy():
     assert model.training  # sampling puts the model back in the mode it was in
 
 
+def test_next_log_probs_keep_the_state_of_every_prefix():
+    torch.manual_seed(0)
+    model = RecurrentLM(V, nn.LSTM(4, 8, batch_first=True), embedding_dim=4).eval()
+    fn = model.next_log_probs_fn()
+    tokens = torch.tensor([[1, 2, 3, 4, 5]])
+    with torch.no_grad():
+        full = torch.log_softmax(model(tokens)[0][0], -1)
+    for t in range(1, 6):  # each prefix one longer than the last: one step from the cached state
+        torch.testing.assert_close(fn(tokens[:, :t])[0], full[t - 1], atol=1e-6, rtol=1e-5)
+    two = fn(torch.tensor([[1, 2, 3], [3, 2, 1]]))
+    torch.testing.assert_close(two[0], full[2], atol=1e-6, rtol=1e-5)
+    with torch.no_grad():
+        torch.testing.assert_close(two[1], torch.log_softmax(model(torch.tensor([[3, 2, 1]]))[0][0, -1], -1))
+
+
 def test_bad_inputs_are_explained():
     model = RecurrentLM(V, RNNScratch(4, 8), embedding_dim=4)
     with pytest.raises(ValueError, match=r"token ids as an int64 tensor of shape \(batch, time\), got shape \(5,\)"):
@@ -119,5 +134,7 @@ def test_bad_inputs_are_explained():
         RecurrentLM(V, nn.Linear(4, 8), embedding_dim=4)
     with pytest.raises(ValueError, match="temperature >= 0"):
         model.sample([1], 3, temperature=-1)
-    with pytest.raises(ValueError, match="non-empty list"):
+    with pytest.raises(ValueError, match="prefix with at least one token"):
         model.sample([], 3)
+    with pytest.raises(ValueError, match="non-negative integer length"):
+        model.sample([1], -1)

@@ -74,6 +74,10 @@ def test_sampling_is_seeded_and_respects_temperature():
     # near-zero temperature: always the most likely continuation ("cat" after "the")
     cold = lm.sample(1, seed=0, temperature=1e-3, context=["the"])
     assert cold == ["cat"]
+    # temperature 0 is that limit: greedy, as for chapter 2's model
+    assert lm.sample(4, seed=5, temperature=0, context=["the"]) == lm.sample(4, seed=6, temperature=0,
+                                                                          context=["the"])
+    assert lm.sample(1, temperature=0, context=["the"]) == ["cat"]
 
 
 def test_apply_temperature():
@@ -108,8 +112,8 @@ def test_bad_alpha_and_bad_use():
     lm = NGramLM(2).fit(CORPUS)
     with pytest.raises(ValueError, match="'dog' is not in the model's vocabulary of 6 tokens"):
         lm.perplexity(["the", "dog"])
-    with pytest.raises(ValueError, match="temperature > 0"):
-        lm.sample(5, temperature=0)
+    with pytest.raises(ValueError, match="temperature >= 0"):
+        lm.sample(5, temperature=-1)
     # an unknown token is fine in a context: it is simply an unseen context
     assert lm.distribution(["dog"]).sum() == pytest.approx(1.0)
     # a vocabulary given at fit time makes held-out tokens scoreable
@@ -170,6 +174,17 @@ def test_context_count():
     m = NGramLM(3, alpha=0.5).fit("abcabd")
     assert m.context_count("ab") == 2 and m.context_count("xab") == 2 and m.context_count("ba") == 0
     assert NGramLM(1).fit("abc").context_count() == 3
+
+
+def test_next_log_probs_are_the_distribution_after_context_and_prefix():
+    m = NGramLM(3, alpha=0.1).fit("abracadabra" * 5)
+    fn = m.next_log_probs_fn("xyab")   # only the last n - 1 = 2 tokens matter: "ab"
+    ids = [m.vocab.index(c) for c in "ra"]
+    out = fn(torch.tensor([ids, ids[:1] + ids[:1]]))
+    assert out.shape == (2, len(m.vocab)) and out.dtype == torch.float64
+    np.testing.assert_allclose(out[0].exp().numpy(), m.distribution("abra"))
+    np.testing.assert_allclose(out[1].exp().numpy(), m.distribution("rr"))
+    np.testing.assert_allclose(fn(torch.zeros(1, 0, dtype=torch.int64))[0].exp().numpy(), m.distribution("ab"))
 
 
 def test_sample_is_unchanged_by_a_long_context_and_deterministic():

@@ -23,7 +23,7 @@ text and the library cannot drift apart. Modules are small and named for one ide
 - :mod:`seqbook.translation`  an English->French grammar with gold alignments; vocabularies, batches, TSV files
 - :mod:`seqbook.translator`   what every translator shares: stepwise decoding, masked loss, training, BLEU
 - :mod:`seqbook.seq2seq`      chapter 4's encoder-decoder (GRU/LSTM, optional source reversal)
-- :mod:`seqbook.decoding`     greedy and beam search over any next-token scorer
+- :mod:`seqbook.decoding`     greedy search, beam search and sampling over any next-token scorer
 - :mod:`seqbook.bleu`         BLEU: modified n-gram precision, brevity penalty, corpus level
 - :mod:`seqbook.attention`    masked softmax, additive/dot/general/concat scores, the attention step
 - :mod:`seqbook.attention_model` chapter 5's bidirectional encoder and attention decoders

@@ -15,7 +15,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import checks
-from .seeding import generator as seeded_generator
+from .decoding import sample
+from .interfaces import NextLogProbs
 from .seeding import seeded
 
 
@@ -74,37 +75,48 @@ class RecurrentLM(nn.Module):
 
         ``logits[:, t]`` scores the token that follows ``tokens[:, t]``."""
         checks.token_ids(tokens, "token ids", 2, self.vocab_size)
+        return self._logits(tokens, state)
+
+    def _logits(self, tokens: torch.Tensor, state=None):
+        """:meth:`forward` for ids already checked."""
         outputs, state = self.layer(self.embed(tokens), state)
         return self.output(outputs), state
+
+    def next_log_probs_fn(self) -> NextLogProbs:
+        """``next_log_probs(prefixes (k, t)) -> (k, vocab_size)`` log-probabilities of the token
+        after each prefix, for :mod:`seqbook.decoding`. The state after every prefix asked for is
+        kept, so a prefix one token longer than a known one costs one step of the layer. Put the
+        model in ``eval()`` mode first if it has dropout."""
+        device, cache = self.output.weight.device, {}
+
+        def after(prefix: tuple[int, ...]) -> torch.Tensor:
+            if prefix not in cache:
+                if prefix[:-1] in cache:  # one step from the known parent
+                    logits, state = self._logits(torch.tensor([prefix[-1:]], device=device), cache[prefix[:-1]][1])
+                else:
+                    logits, state = self._logits(torch.tensor([prefix], device=device))
+                cache[prefix] = (F.log_softmax(logits[0, -1].float(), dim=-1).cpu(), state)
+            return cache[prefix][0]
+
+        @torch.no_grad()
+        def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
+            checks.token_ids(prefixes, "prefixes", 2, self.vocab_size)
+            return torch.stack([after(tuple(row)) for row in prefixes.tolist()])
+
+        return next_log_probs
 
     @torch.no_grad()
     def sample(self, prefix: list[int] | torch.Tensor, length: int, temperature: float = 1.0,
                seed: int = 0) -> list[int]:
-        """``length`` ids drawn one at a time after ``prefix`` (a non-empty list of ids).
-
-        Each is drawn from ``softmax(logits / temperature)``: below 1 sharper, above 1 flatter;
-        ``temperature=0`` takes the most likely token every time."""
-        if isinstance(prefix, torch.Tensor):
-            prefix = prefix.tolist()
-        if not isinstance(prefix, (list, tuple)) or not prefix:
-            raise ValueError(f"expected a non-empty list of token ids as the prefix, got {prefix!r}")
-        if not isinstance(length, int) or isinstance(length, bool) or length < 0:
-            raise ValueError(f"expected a non-negative integer length, got {length!r}")
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
-            raise ValueError(f"expected a temperature >= 0, got {temperature!r}")
+        """``length`` ids drawn one at a time after ``prefix`` (a non-empty list of ids), by
+        :func:`seqbook.decoding.sample`: each from ``softmax(logits / temperature)``, below 1
+        sharper, above 1 flatter; ``temperature=0`` takes the most likely token every time.
+        The draws come from a CPU generator seeded with ``seed``, so the same seed gives the
+        same text on any device."""
+        prefix = checks.as_token_ids(prefix, "prefix", 1).tolist()
         was_training = self.training
         self.eval()
-        device = self.output.weight.device
-        gen = seeded_generator(seed)  # on the CPU, so the same seed gives the same text on any device
-        logits, state = self(torch.tensor([list(prefix)], dtype=torch.int64, device=device))
-        out = []
-        for _ in range(length):
-            last = logits[0, -1].float().cpu()
-            if temperature == 0:
-                nxt = int(last.argmax())
-            else:
-                nxt = int(torch.multinomial(torch.softmax(last / temperature, dim=0), 1, generator=gen))
-            out.append(nxt)
-            logits, state = self(torch.tensor([[nxt]], dtype=torch.int64, device=device), state)
-        self.train(was_training)
-        return out
+        try:
+            return sample(self.next_log_probs_fn(), prefix, length, temperature, seed)
+        finally:
+            self.train(was_training)

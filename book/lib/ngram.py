@@ -15,7 +15,9 @@ import numpy as np
 import torch
 
 from . import checks
-from .seeding import generator, numpy_rng
+from .decoding import numpy_draw, sample
+from .interfaces import NextLogProbs
+from .seeding import generator
 
 
 class _Boundary:
@@ -175,23 +177,29 @@ class NGramLM:
         return float(math.exp(-self.token_log_probs(tokens, temperature).mean()))
 
     # -- generation -------------------------------------------------------------------------
-    def sample(self, length: int, seed: int = 0, temperature: float = 1.0, context: Sequence = ()) -> list:
-        """Draw ``length`` tokens, each from p(. | context)^(1/temperature), renormalised.
-
-        Temperature below 1 sharpens the distribution (towards the most likely token),
-        above 1 flattens it (towards uniform)."""
+    def next_log_probs_fn(self, context: Sequence = ()) -> NextLogProbs:
+        """``next_log_probs(prefixes (k, t)) -> (k, |V|)`` for :mod:`seqbook.decoding`: the log of
+        p(. | context followed by prefix i), where a prefix holds ids, positions in ``self.vocab``
+        (float64; ``-inf`` for an unseen n-gram when ``alpha = 0``)."""
         self._require_fitted()
-        checks.integer(length, "length", 0)
-        _check_temperature(temperature)
-        rng = numpy_rng(seed)
-        history = self._context(context)  # only the last n - 1 tokens matter
-        out = []
-        for _ in range(length):
-            p = apply_temperature(self.distribution(history), temperature)
-            tok = self.vocab[rng.choice(len(p), p=p)]
-            out.append(tok)
-            history = (history + (tok,))[1:] if self.n > 1 else ()
-        return out
+        context = list(self._context(context))
+
+        def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
+            checks.token_ids(prefixes, "prefixes", 2, len(self.vocab), allow_empty=True)
+            rows = [self.distribution(context + [self.vocab[i] for i in row]) for row in prefixes.tolist()]
+            with np.errstate(divide="ignore"):
+                return torch.from_numpy(np.log(np.stack(rows)))
+
+        return next_log_probs
+
+    def sample(self, length: int, seed: int = 0, temperature: float = 1.0, context: Sequence = ()) -> list:
+        """Draw ``length`` tokens after ``context``, by :func:`seqbook.decoding.sample`: each from
+        p(. | the n - 1 tokens before it)^(1/temperature), renormalised. Temperature below 1
+        sharpens the distribution (towards the most likely token), above 1 flattens it (towards
+        uniform), 0 takes the most likely token every time. The draws come from NumPy's
+        generator seeded with ``seed``."""
+        ids = sample(self.next_log_probs_fn(context), [], length, temperature, draw=numpy_draw(seed))
+        return [self.vocab[i] for i in ids]
 
 
 def _check_temperature(temperature) -> None:
