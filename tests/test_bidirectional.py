@@ -10,11 +10,11 @@ from seqbook.gated import GRUScratch, LSTMScratch
 
 
 @pytest.mark.parametrize("cls", [nn.LSTM, nn.GRU, nn.RNN])
-def test_bidirectional_matches_torch(cls):
+def test_bidirectional_matches_torch(cls, device):
     torch.manual_seed(0)
-    ref = cls(3, 4, batch_first=True, bidirectional=True)
+    ref = cls(3, 4, batch_first=True, bidirectional=True).to(device)
     scratch = Bidirectional.from_torch(ref)
-    X = torch.randn(2, 6, 3)
+    X = torch.randn(2, 6, 3).to(device)
     out_ref, _ = ref(X)
     out, _ = scratch(X)
     torch.testing.assert_close(out, out_ref, atol=1e-5, rtol=1e-5)
@@ -26,11 +26,11 @@ def test_bidirectional_matches_torch(cls):
 
 
 @pytest.mark.parametrize("bidirectional", [False, True])
-def test_stacked_matches_torch(bidirectional):
+def test_stacked_matches_torch(bidirectional, device):
     torch.manual_seed(0)
-    ref = nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=bidirectional)
+    ref = nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=bidirectional).to(device)
     scratch = Stacked.from_torch(ref)
-    X = torch.randn(2, 5, 3)
+    X = torch.randn(2, 5, 3).to(device)
     out_ref, (h_ref, c_ref) = ref(X)
     out, states = scratch(X)
     torch.testing.assert_close(out, out_ref, atol=1e-5, rtol=1e-5)

@@ -76,6 +76,15 @@ def test_one_hot_scratch_model_matches_torch_rnn_model():
     torch.testing.assert_close(mine(tokens)[0], ref(tokens)[0], atol=1e-5, rtol=1e-5)
 
 
+def test_the_same_seed_samples_the_same_text_on_any_device(device):
+    torch.manual_seed(0)
+    model = RecurrentLM(V, nn.GRU(4, 16, batch_first=True), embedding_dim=4)
+    on_cpu = model.sample([1, 2], 40, temperature=1.0, seed=5)
+    model.to(device)
+    assert model.sample([1, 2], 40, temperature=1.0, seed=5) == on_cpu
+    assert model.sample(torch.tensor([1, 2]), 10, temperature=0) == model.cpu().sample([1, 2], 10, temperature=0)
+
+
 def test_detach_state_handles_tensors_tuples_and_none():
     x = torch.ones(2, requires_grad=True)
     h, c = x * 2, x * 3

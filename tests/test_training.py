@@ -54,13 +54,14 @@ def _periodic(n=3000, period=5):
     return torch.arange(n) % period
 
 
-def test_training_learns_a_periodic_text_and_records_history():
+def test_training_learns_a_periodic_text_and_records_history(device):
     torch.manual_seed(0)
     model = RecurrentLM(5, RNNScratch(5, 16, seed=0))
     ids = _periodic()
     before = perplexity(model, ids[:500])
     h = train_lm(model, ids, 60, batch_size=8, seq_len=10, lr=0.02, clip=1.0, val_ids=ids[:500],
-                 eval_every=30, device="cpu")
+                 eval_every=30, device=device)
+    assert next(model.parameters()).device.type == device.type
     assert h.steps == 60 and len(h.grad_norm) == 60 and h.diverged_at is None
     assert h.val_step == [30, 60]
     assert all(b >= a for a, b in zip(h.wall_time, h.wall_time[1:]))
@@ -69,11 +70,11 @@ def test_training_learns_a_periodic_text_and_records_history():
     assert h.loss[-1] < 0.2 * h.loss[0]
 
 
-def test_same_seed_same_model():
+def test_same_seed_same_model(device):
     def run():
         torch.manual_seed(0)
         model = RecurrentLM(5, RNNScratch(5, 8, seed=0))
-        train_lm(model, _periodic(), 5, batch_size=4, seq_len=8, seed=3, device="cpu")
+        train_lm(model, _periodic(), 5, batch_size=4, seq_len=8, seed=3, device=device)
         return model.layer.W_hh.detach().clone()
     assert torch.equal(run(), run())
 
@@ -139,8 +140,8 @@ def test_bad_arguments():
 
 
 @pytest.mark.parametrize("layer", [nn.LSTM(4, 8, batch_first=True), nn.GRU(4, 8, batch_first=True, num_layers=2)])
-def test_trains_with_torch_layers_whose_state_is_a_tuple_or_has_a_layer_dimension(layer):
+def test_trains_with_torch_layers_whose_state_is_a_tuple_or_has_a_layer_dimension(layer, device):
     torch.manual_seed(0)
     model = RecurrentLM(5, layer, embedding_dim=4)
-    h = train_lm(model, _periodic(), 40, batch_size=4, seq_len=8, lr=0.02, val_ids=_periodic(200), device="cpu")
+    h = train_lm(model, _periodic(), 40, batch_size=4, seq_len=8, lr=0.02, val_ids=_periodic(200), device=device)
     assert h.diverged_at is None and h.loss[-1] < h.loss[0] and h.val_step == [40]

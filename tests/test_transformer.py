@@ -41,39 +41,41 @@ def _compare_grads(ref, mine):
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_encoder_layer_equals_torch(norm_first):
+def test_encoder_layer_equals_torch(norm_first, device):
     torch.manual_seed(0)
     ref = nn.TransformerEncoderLayer(24, 4, dim_feedforward=32, dropout=0.0, batch_first=True,
                                      norm_first=norm_first)
     gen = torch.Generator().manual_seed(1)
     _randomise_norms(ref, gen)
+    ref = ref.to(device)
     layer = EncoderLayer.from_torch(ref)
-    x = torch.randn(3, 6, 24, generator=gen)
-    kpm = torch.zeros(3, 6, dtype=torch.bool)
+    x = torch.randn(3, 6, 24, generator=gen).to(device)
+    kpm = torch.zeros(3, 6, dtype=torch.bool, device=device)
     kpm[1, 4:], kpm[2, 2:] = True, True
     out_ref, out = ref(x, src_key_padding_mask=kpm), layer(x, key_padding_mask=kpm)
     torch.testing.assert_close(out, out_ref, **TOL)
-    target = torch.randn(out.shape, generator=gen)
+    target = torch.randn(out.shape, generator=gen).to(device)
     (out_ref * target).sum().backward()
     (out * target).sum().backward()
     _compare_grads(ref, layer)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_decoder_layer_equals_torch(norm_first):
+def test_decoder_layer_equals_torch(norm_first, device):
     torch.manual_seed(0)
     ref = nn.TransformerDecoderLayer(24, 4, dim_feedforward=32, dropout=0.0, batch_first=True,
                                      norm_first=norm_first)
     gen = torch.Generator().manual_seed(1)
     _randomise_norms(ref, gen)
+    ref = ref.to(device)
     layer = DecoderLayer.from_torch(ref)
-    x, memory = torch.randn(3, 5, 24, generator=gen), torch.randn(3, 7, 24, generator=gen)
-    mkpm = torch.zeros(3, 7, dtype=torch.bool)
+    x, memory = torch.randn(3, 5, 24, generator=gen).to(device), torch.randn(3, 7, 24, generator=gen).to(device)
+    mkpm = torch.zeros(3, 7, dtype=torch.bool, device=device)
     mkpm[0, 5:], mkpm[2, 3:] = True, True
-    out_ref = ref(x, memory, tgt_mask=causal_mask(5), memory_key_padding_mask=mkpm)
+    out_ref = ref(x, memory, tgt_mask=causal_mask(5, device), memory_key_padding_mask=mkpm)
     out = layer(x, memory, memory_key_padding_mask=mkpm)
     torch.testing.assert_close(out, out_ref, **TOL)
-    target = torch.randn(out.shape, generator=gen)
+    target = torch.randn(out.shape, generator=gen).to(device)
     (out_ref * target).sum().backward()
     (out * target).sum().backward()
     _compare_grads(ref, layer)
@@ -246,16 +248,17 @@ def test_model_rejects_bad_input():
         model.decoder.layers[0](torch.randn(2, 3, 16), torch.randn(1, 3, 16))
 
 
-def test_small_transformer_learns_to_reverse():
-    model = Transformer(12, 12, d_model=32, num_heads=4, d_ff=64, num_layers=1, dropout=0.0, seed=0)
+def test_small_transformer_learns_to_reverse(device):
+    model = Transformer(12, 12, d_model=32, num_heads=4, d_ff=64, num_layers=1, dropout=0.0, seed=0).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     gen = torch.Generator().manual_seed(0)
     losses = []
     for _ in range(60):
         src = torch.randint(4, 12, (32, 6), generator=gen)
         tgt = src.flip(1)
-        tgt_in = torch.cat([torch.full((32, 1), BOS), tgt], 1)
-        tgt_out = torch.cat([tgt, torch.full((32, 1), EOS)], 1)
+        tgt_in = torch.cat([torch.full((32, 1), BOS), tgt], 1).to(device)
+        tgt_out = torch.cat([tgt, torch.full((32, 1), EOS)], 1).to(device)
+        src = src.to(device)
         loss = F.cross_entropy(model(src, None, tgt_in).flatten(0, 1), tgt_out.flatten())
         opt.zero_grad()
         loss.backward()
