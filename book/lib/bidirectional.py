@@ -172,7 +172,9 @@ class Stacked(nn.Module):
 
     @classmethod
     def from_torch(cls, module: nn.Module) -> "Stacked":
-        """Scratch copies of every layer (and direction) of a multi-layer torch module."""
+        """Scratch copies of every layer (and direction) of a multi-layer torch module. Dropout
+        between the layers (``dropout=`` of the torch module) is not copied: the copy equals the
+        module in ``eval()`` mode."""
         scratch = _scratch_class(module)
         layers = []
         for k in range(module.num_layers):

@@ -141,7 +141,9 @@ class LSTMScratch(_GatedBase):
     def step(self, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor):
         """One time step.
 
-        ``x (batch, input)``, ``h, c (batch, hidden)`` -> ``(h', c', gates)``.
+        ``x (batch, input)``, ``h, c (batch, hidden)`` -> ``(h', c', gates)``. The
+        gates' weights are stacked as in PyTorch, ``weight_ih`` (4 hidden, input),
+        hence ``x @ weight_ih.T`` (chapter 2's W_xh was (input, hidden)).
         """
         pre = x @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
         a_i, a_f, a_g, a_o = pre.chunk(4, dim=-1)
@@ -187,7 +189,8 @@ class GRUScratch(_GatedBase):
     def step(self, x: torch.Tensor, h: torch.Tensor):
         """One time step.
 
-        ``x (batch, input)``, ``h (batch, hidden)`` -> ``(h', gates)``.
+        ``x (batch, input)``, ``h (batch, hidden)`` -> ``(h', gates)``. The weights are
+        stacked as in PyTorch, ``weight_ih`` (3 * hidden, input): ``x @ weight_ih.T``.
         """
         xr, xz, xn = (x @ self.weight_ih.T + self.bias_ih).chunk(3, dim=-1)
         hr, hz, hn = (h @ self.weight_hh.T + self.bias_hh).chunk(3, dim=-1)

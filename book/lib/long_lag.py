@@ -42,7 +42,9 @@ def adding_problem(n: int, length: int, seed: int = 0, device=None):
     gen = generator(seed)
     values = torch.rand(n, length, generator=gen) * 2 - 1
     first = torch.randint(0, 10, (n,), generator=gen)
-    # The second mark: uniform over the first length//2 - 1 steps other than `first`.
+    # The second mark: uniform over the first length//2 - 1 steps other than `first` (exactly so
+    # when `first` is among them, i.e. for length >= 22; below that, step length//2 - 2 is never
+    # marked when first >= length//2 - 1. The chapter uses length >= 50.)
     second = torch.randint(0, length // 2 - 2, (n,), generator=gen)
     second = second + (second >= first).long()
     rows = torch.arange(n)

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import csv
 import re
-from collections import Counter
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
@@ -42,6 +41,7 @@ import numpy as np
 import torch
 
 from . import checks
+from .vocab import Vocab
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
@@ -273,20 +273,14 @@ def length_buckets(edges: Sequence[int], n_per_bucket: int, seed: int = 1, exclu
 
 
 # -- vocabularies and batches --------------------------------------------------------------------
-class TranslationVocab:
-    """Tokens <-> ids with the four special tokens first (``<pad>`` 0, ``<bos>`` 1, ``<eos>`` 2,
-    ``<unk>`` 3), then the tokens seen at least ``min_freq`` times, most frequent first (ties in
-    alphabetical order, so the ids do not depend on the order of the sentences)."""
+class TranslationVocab(Vocab):
+    """A word :class:`seqbook.vocab.Vocab` of sentences with the four special tokens first
+    (``<pad>`` 0, ``<bos>`` 1, ``<eos>`` 2, ``<unk>`` 3), then the tokens seen at least
+    ``min_freq`` times, most frequent first; unknown tokens become ``<unk>``. It encodes token
+    lists (not strings) and decodes ids to a token list that ends before the first ``<eos>``."""
 
     def __init__(self, sentences: Iterable[Sequence[str]], min_freq: int = 1):
-        counts = Counter(token for sentence in sentences for token in sentence)
-        kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in SPECIALS),
-                      key=lambda t: (-counts[t], t))
-        self.itos: list[str] = list(SPECIALS) + kept
-        self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
-
-    def __len__(self) -> int:
-        return len(self.itos)
+        super().__init__((token for sentence in sentences for token in sentence), min_freq, specials=SPECIALS)
 
     def __repr__(self) -> str:
         return f"TranslationVocab({len(self)} tokens: {', '.join(self.itos[4:10])}, ...)"
@@ -295,20 +289,18 @@ class TranslationVocab:
         """Token list -> ids; unknown tokens become ``<unk>``."""
         if isinstance(tokens, str):
             raise TypeError(f"expected a list of tokens, got the str {tokens[:30]!r} (split it first)")
-        return [self.stoi.get(t, UNK) for t in tokens]
+        return super().encode(tokens)
 
     def decode(self, ids) -> list[str]:
         """Ids (list or 1-d tensor) -> tokens, stopping at the first ``<eos>`` and skipping
         ``<pad>`` and ``<bos>``."""
-        ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
         out = []
-        for i in ids:
-            if not 0 <= int(i) < len(self):
-                raise ValueError(f"id {i} is outside the vocabulary's range 0..{len(self) - 1}")
+        for i in ids.tolist() if isinstance(ids, torch.Tensor) else ids:
+            token = self.token_of(i)
             if i == EOS:
                 break
             if i not in (PAD, BOS):
-                out.append(self.itos[int(i)])
+                out.append(token)
         return out
 
 
