@@ -79,7 +79,7 @@ def test_bad_states_are_explained():
         states = rnn.unroll(torch.randn(1, 4, 2))
     with pytest.raises(ValueError, match="does not require grad"):
         state_jacobian_norms(states)
-    with pytest.raises(ValueError, match="ord 2"):
+    with pytest.raises(ValueError, match="ord as one of 2, 'fro', got 1"):
         state_jacobian_norms(rnn.unroll(torch.randn(1, 4, 2)), ord=1)
 
 

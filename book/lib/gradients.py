@@ -76,8 +76,7 @@ def state_jacobian_norms(states: Sequence[torch.Tensor], target: torch.Tensor | 
     so ``.flip(-1)`` orders the norms by distance ``T - t`` when the target is the last state.
     """
     checks.one_of(reduce, ("mean", "none"), "reduce")
-    if ord not in (2, "fro"):
-        raise ValueError(f"expected ord 2 (spectral) or 'fro' (Frobenius), got {ord!r}")
+    checks.one_of(ord, (2, "fro"), "ord")  # spectral or Frobenius
     # In float64: the norm of a float32 matrix whose entries are all tiny can underflow to 0
     # although no entry does (see loss_gradient_norms).
     Js = state_jacobians(states, target)

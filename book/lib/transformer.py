@@ -22,10 +22,10 @@ layer's keys and values instead). Token embeddings are multiplied by ``sqrt(d_mo
 paper, then a positions module (:mod:`seqbook.positions`: sinusoidal, learned or none) adds
 where each token is.
 
-Attention itself (masks, :func:`scaled_dot_product_attention`, :class:`MultiHeadAttention`) lives
-in :mod:`seqbook.multihead` and is re-exported here. Layers draw their parameters from PyTorch's
-global generator (``torch.manual_seed`` fixes them); :class:`Transformer` takes a ``seed`` and
-leaves the global generator untouched.
+Attention itself (masks, ``scaled_dot_product_attention``, ``MultiHeadAttention``) lives in
+:mod:`seqbook.multihead`. Layers draw their parameters from PyTorch's global generator
+(``torch.manual_seed`` fixes them); :class:`Transformer` takes a ``seed`` (as every model of the
+book does) and then leaves the global generator untouched.
 """
 
 from __future__ import annotations
@@ -38,16 +38,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import checks
-from .multihead import (MultiHeadAttention, causal_mask, dropout_probability, padding_mask,
-                        scaled_dot_product_attention)
+from .multihead import MultiHeadAttention, dropout_probability, padding_mask
 from .positions import make_positions
 from .seeding import seeded
 from .translation import BOS, PAD
 from .translator import StepwiseTranslator
 
-__all__ = ["causal_mask", "padding_mask", "scaled_dot_product_attention",
-           "MultiHeadAttention", "PositionwiseFeedForward", "EncoderLayer", "DecoderLayer",
-           "Encoder", "Decoder", "TransformerState", "Transformer"]
+__all__ = ["PositionwiseFeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder",
+           "TransformerState", "Transformer"]
 
 
 # -- layers ---------------------------------------------------------------------------------
