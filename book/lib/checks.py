@@ -32,10 +32,6 @@ def describe(x) -> str:
     return f"{type(x).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
-def _shape(x) -> str:
-    return str(tuple(x.shape)) if isinstance(x, torch.Tensor) else describe(x)
-
-
 # -- numbers and names ---------------------------------------------------------------------------
 def _integer_wanted(name: str, minimum: int | None) -> str:
     if minimum == 1:

@@ -308,11 +308,10 @@ class Transformer(StepwiseTranslator, nn.Module):
     def forward(self, src, src_lengths, tgt_in):
         """Teacher forcing: ``src (batch, src_len)``, ``src_lengths (batch,)`` (or None: padding
         where ``src == PAD``), ``tgt_in (batch, tgt_len)`` -> logits ``(batch, tgt_len, |V_tgt|)``."""
-        checks.token_ids(src, "src", 2)
+        memory, src_padding = self.encode(src, src_lengths)  # (where src is checked)
         if checks.token_ids(tgt_in, "tgt_in", 2).shape[0] != src.shape[0]:
             raise ValueError(f"expected tgt_in with the batch size of src ({src.shape[0]}), "
                              f"got {tuple(tgt_in.shape)}")
-        memory, src_padding = self.encode(src, src_lengths)
         return self.decode(tgt_in, memory, src_padding)
 
     def start(self, src: torch.Tensor, src_lengths: torch.Tensor | None) -> TransformerState:
