@@ -30,9 +30,9 @@ def _layer_sizes(layer: nn.Module) -> tuple[int, int]:
         raise ValueError(f"expected a batch-first layer: build it with {type(layer).__name__}(..., batch_first=True)")
     if getattr(layer, "bidirectional", False):
         raise ValueError("expected a left-to-right layer: a bidirectional layer's backward half has already read "
-                         "the token the model must predict, so it scores the future it was given (a perplexity "
-                         "near 1 on random text); use bidirectional layers to label a whole sequence, as "
-                         "seqbook.bidirectional.Tagger does, not in a language model")
+                         "the token the model must predict (on random tokens it reaches a perplexity far below "
+                         "the vocabulary size, which no model of the past alone can); use bidirectional layers "
+                         "to label a whole sequence, as seqbook.bidirectional.Tagger does, not in a language model")
     return layer.input_size, getattr(layer, "proj_size", 0) or layer.hidden_size
 
 
