@@ -19,6 +19,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 GRADER_STAMP := $(VENV)/.grader-installed
 MATHJAX := book/_static/mathjax/tex-chtml.js
+# Colab's ipywidgets 7.7.1, beside the local 8.x, for tests/test_widgets.py (one interpreter can
+# import only one of them, so it lives in its own folder and the test runs it in a subprocess).
+WIDGETS7 := .cache/ipywidgets7/ipywidgets/__init__.py
 # Pages rendered without a kernel get the static twin of every interactive figure. One thread per
 # kernel, as in `make test`: with two threads, a build that shares the two cores with anything else
 # (another notebook, a test run) slows down many times over instead of by half.
@@ -26,7 +29,7 @@ BUILD_ENV := SEQBOOK_STATIC=1 SEQBOOK_QUIET=1 OMP_NUM_THREADS=1
 
 .PHONY: book test student benchmark seeds screenshot grader release clean setup book-zh student-zh translate-status
 
-setup: $(STAMP) $(MATHJAX)
+setup: $(STAMP) $(MATHJAX) $(WIDGETS7)
 
 # The package's version lives in _version.py: a release re-installs it, so its metadata agrees.
 $(STAMP): requirements.txt pyproject.toml book/lib/_version.py
@@ -35,6 +38,10 @@ $(STAMP): requirements.txt pyproject.toml book/lib/_version.py
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $(STAMP)
+
+$(WIDGETS7): | $(STAMP)
+	rm -rf .cache/ipywidgets7
+	$(BIN)/pip install --quiet --no-deps --target .cache/ipywidgets7 ipywidgets==7.7.1 ipython_genutils
 
 # MathJax is served from the site itself, so pages show math offline (in a classroom, in CI).
 $(MATHJAX):

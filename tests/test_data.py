@@ -50,7 +50,7 @@ def test_vocab_min_freq_and_words():
 
 
 def test_vocab_bad_input():
-    with pytest.raises(ValueError, match="'char' or 'word'"):
+    with pytest.raises(ValueError, match="level as one of 'char', 'word'"):
         tokenize("abc", level="byte")
     with pytest.raises(TypeError, match="expected text as a str"):
         tokenize(b"abc")
@@ -184,12 +184,12 @@ def test_seeding_is_reproducible():
 
 @pytest.mark.parametrize("bad", [1.5, "3", None, True])
 def test_bad_seed_type(bad):
-    with pytest.raises(TypeError, match="expected an integer seed"):
+    with pytest.raises(TypeError, match="expected a non-negative integer seed"):
         seed_everything(bad)
 
 
 def test_negative_seed():
-    with pytest.raises(ValueError, match="non-negative seed"):
+    with pytest.raises(ValueError, match="non-negative integer seed, got -1"):
         generator(-1)
 
 

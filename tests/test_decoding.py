@@ -1,4 +1,5 @@
-"""Greedy and beam search on next-token tables: beam 1 is greedy, a wide beam is exhaustive search."""
+"""Greedy and beam search on next-token tables (beam 1 is greedy, a wide beam is exhaustive search),
+and sampling with a temperature."""
 
 import itertools
 import math
@@ -6,7 +7,7 @@ import math
 import pytest
 import torch
 
-from seqbook.decoding import Hypothesis, beam_search, gnmt_penalty, greedy
+from seqbook.decoding import Hypothesis, beam_search, gnmt_penalty, greedy, numpy_draw, sample
 
 BOS, EOS = 0, 1
 
@@ -124,9 +125,9 @@ def test_length_penalty_prefers_longer_outputs():
 
 def test_bad_arguments_have_clear_errors():
     table = random_table(4, 0)
-    with pytest.raises(ValueError, match="beam_size as an integer >= 1"):
+    with pytest.raises(ValueError, match="positive integer beam_size"):
         beam_search(table, BOS, EOS, beam_size=0, max_len=3)
-    with pytest.raises(ValueError, match="max_len as an integer >= 1"):
+    with pytest.raises(ValueError, match="positive integer max_len"):
         greedy(table, BOS, EOS, max_len=0)
     with pytest.raises(ValueError, match="length_penalty"):
         beam_search(table, BOS, EOS, beam_size=2, max_len=3, length_penalty=-1)
@@ -143,3 +144,43 @@ def test_bad_arguments_have_clear_errors():
         greedy(logits, BOS, EOS, max_len=3)
     with pytest.raises(ValueError, match="at least 6 tokens"):
         greedy(table, BOS, 5, max_len=3)
+
+
+# -- sampling ----------------------------------------------------------------------------------
+def test_sampling_draws_from_the_tempered_distribution():
+    log_p = torch.log(torch.tensor([0.6, 0.3, 0.1]))
+
+    def fixed(prefixes):  # the same distribution whatever the prefix
+        return log_p.expand(prefixes.shape[0], -1)
+
+    def shares(temperature):  # 4 000 draws, in 500 samples of 8 tokens
+        drawn = [t for seed in range(500) for t in sample(fixed, [], 8, temperature, seed)]
+        return torch.bincount(torch.tensor(drawn), minlength=3) / len(drawn)
+
+    torch.testing.assert_close(shares(1.0), log_p.exp(), atol=0.035, rtol=0)
+    torch.testing.assert_close(shares(2.0), torch.softmax(log_p / 2, 0), atol=0.035, rtol=0)
+    assert sample(fixed, [2, 2], 5, temperature=0) == [0] * 5          # 0: always the most likely
+    assert sample(fixed, [], 50, seed=3) == sample(fixed, [], 50, seed=3)
+    assert sample(fixed, [], 50, seed=3) != sample(fixed, [], 50, seed=4)
+    assert sample(fixed, [], 50, draw=numpy_draw(3)) == sample(fixed, [], 50, draw=numpy_draw(3))
+
+
+def test_sampling_feeds_each_token_back_as_the_next_prefix():
+    seen = []
+
+    def counting(prefixes):  # the next token is the prefix length, for sure
+        seen.append(prefixes.tolist())
+        return torch.log(torch.nn.functional.one_hot(torch.tensor([prefixes.shape[1] % 5]), 5).double())
+
+    assert sample(counting, [7], 3, temperature=1.0) == [1, 2, 3]
+    assert seen == [[[7]], [[7, 1]], [[7, 1, 2]]]
+
+
+def test_sampling_refuses_bad_settings():
+    table = random_table(4, 0)
+    with pytest.raises(ValueError, match="temperature >= 0"):
+        sample(table, [BOS], 3, temperature=-0.5)
+    with pytest.raises(TypeError, match="non-negative integer length"):
+        sample(table, [BOS], 2.5)
+    with pytest.raises(ValueError, match="log_softmax"):
+        sample(lambda p: torch.ones(1, 4), [BOS], 2)

@@ -9,9 +9,9 @@ from seqbook.gated import (CoupledLSTMScratch, GRUScratch, LSTMScratch, count_pa
 from seqbook.gradients import state_jacobian_norms
 
 
-def _pair(kind, input_size=3, hidden=5, seed=0):
+def _pair(kind, input_size=3, hidden=5, seed=0, device="cpu"):
     torch.manual_seed(seed)
-    ref = (nn.LSTM if kind == "lstm" else nn.GRU)(input_size, hidden, batch_first=True)
+    ref = (nn.LSTM if kind == "lstm" else nn.GRU)(input_size, hidden, batch_first=True).to(device)
     scratch = (LSTMScratch if kind == "lstm" else GRUScratch).from_torch(ref)
     return ref, scratch
 
@@ -22,12 +22,12 @@ def _grads(module):
 
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
 @pytest.mark.parametrize("with_state", [False, True])
-def test_outputs_states_and_gradients_match_torch(kind, with_state):
-    ref, scratch = _pair(kind)
+def test_outputs_states_and_gradients_match_torch(kind, with_state, device):
+    ref, scratch = _pair(kind, device=device)
     gen = torch.Generator().manual_seed(1)
-    X = torch.randn(4, 9, 3, generator=gen)
+    X = torch.randn(4, 9, 3, generator=gen).to(device)
     if with_state:
-        h0, c0 = torch.randn(4, 5, generator=gen), torch.randn(4, 5, generator=gen)
+        h0, c0 = torch.randn(4, 5, generator=gen).to(device), torch.randn(4, 5, generator=gen).to(device)
         ref_state = (h0[None], c0[None]) if kind == "lstm" else h0[None]
         state = (h0, c0) if kind == "lstm" else h0
     else:
@@ -42,7 +42,7 @@ def test_outputs_states_and_gradients_match_torch(kind, with_state):
     else:
         torch.testing.assert_close(fin, fin_ref[0], atol=1e-5, rtol=1e-5)
     # A loss that touches the outputs and the final cell state, so every path is exercised.
-    weights = torch.randn(9, 5, generator=gen)
+    weights = torch.randn(9, 5, generator=gen).to(device)
     extra_ref = fin_ref[1][0].sum() if kind == "lstm" else 0
     extra = fin[1].sum() if kind == "lstm" else 0
     ((out_ref * weights).sum() + extra_ref).backward()
@@ -105,7 +105,7 @@ def test_set_gate_bias_and_memory_init_on_torch_and_scratch():
     assert torch.allclose(gru.block(gru.bias_ih + gru.bias_hh, "z"), torch.full((3,), 1.5))
     with pytest.raises(TypeError, match="no forget gate"):
         set_forget_bias(gru, 1.0)
-    with pytest.raises(ValueError, match="expected a gate among"):
+    with pytest.raises(ValueError, match="the gate as one of 'i', 'f', 'g', 'o', got 'z'"):
         set_gate_bias(lstm, "z", 1.0)
     with pytest.raises(TypeError, match="LSTM or GRU"):
         memory_init(nn.RNN(2, 3), 1.0)
@@ -135,11 +135,13 @@ def test_bad_input_gets_clear_errors():
         gru(torch.zeros(2, 3, 8, dtype=torch.int64))
     with pytest.raises(TypeError, match="torch.Tensor"):
         lstm([[1.0] * 8])
-    with pytest.raises(ValueError, match="pair"):
+    with pytest.raises(TypeError, match="pair"):
         lstm(torch.zeros(2, 3, 8), torch.zeros(2, 4))
+    with pytest.raises(ValueError, match=r"c of shape \(batch, hidden\) = \(2, 4\)"):
+        lstm(torch.zeros(2, 3, 8), (torch.zeros(2, 4), torch.zeros(3, 4)))
     with pytest.raises(ValueError, match=r"h of shape \(batch, hidden\) = \(2, 4\)"):
         gru(torch.zeros(2, 3, 8), torch.zeros(1, 2, 4))
-    with pytest.raises(ValueError, match="LSTM state"):
+    with pytest.raises(TypeError, match="LSTM state"):
         gru(torch.zeros(2, 3, 8), (torch.zeros(2, 4), torch.zeros(2, 4)))
     with pytest.raises(ValueError, match="positive integer hidden_size"):
         LSTMScratch(3, 0)

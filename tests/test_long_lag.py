@@ -68,3 +68,16 @@ def test_lstm_with_memory_init_solves_a_short_lag_and_evaluate_scores_it():
     r["model"].eval()
     evaluate(r["model"], X, y)
     assert not r["model"].training  # evaluate restores the mode it found
+
+
+def test_training_is_seeded_without_touching_the_readers_random_stream():
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    runs = [train_adding("gru", 12, steps=5, seed=s, n_test=20, device="cpu", show_progress=False) for s in (4, 4, 5)]
+    assert torch.equal(torch.get_rng_state(), before)   # the global generator is left alone
+    assert runs[0]["curve"] == runs[1]["curve"] and runs[0]["curve"] != runs[2]["curve"]
+    # the same weights as building the model right after torch.manual_seed(seed), as before
+    torch.manual_seed(4)
+    reference = LastStepRegressor("gru", 32)
+    fresh = LastStepRegressor("gru", 32, seed=4)
+    assert all(torch.equal(a, b) for a, b in zip(reference.state_dict().values(), fresh.state_dict().values()))

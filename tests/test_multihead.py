@@ -19,9 +19,10 @@ def _qkv(batch=3, heads=2, n_q=5, n_k=6, d_k=8, d_v=4, seed=0):
 
 def _torch_keep_mask(n_q, n_k, key_padding_mask=None, causal=False, attn_mask=None):
     """Our masks (True = blocked) as torch SDPA's boolean attn_mask (True = may attend)."""
-    blocked = torch.zeros(n_q, n_k, dtype=torch.bool)
+    device = next((m.device for m in (key_padding_mask, attn_mask) if m is not None), None)
+    blocked = torch.zeros(n_q, n_k, dtype=torch.bool, device=device)
     if causal:
-        blocked |= torch.ones(n_q, n_k, dtype=torch.bool).triu(1)
+        blocked |= torch.ones(n_q, n_k, dtype=torch.bool, device=device).triu(1)
     if attn_mask is not None:
         blocked |= attn_mask
     if key_padding_mask is not None:
@@ -38,20 +39,20 @@ def test_masks():
 
 
 @pytest.mark.parametrize("masks", ["none", "padding", "causal", "padding+causal", "pattern"])
-def test_attention_equals_torch_sdpa(masks):
-    q, k, v = _qkv(n_q=6, n_k=6)
-    kpm = torch.tensor([[False] * 6, [False] * 4 + [True] * 2, [False] * 2 + [True] * 4])
-    pattern = torch.rand(6, 6, generator=torch.Generator().manual_seed(3)) < 0.3
+def test_attention_equals_torch_sdpa(masks, device):
+    q, k, v = (t.to(device) for t in _qkv(n_q=6, n_k=6))
+    kpm = torch.tensor([[False] * 6, [False] * 4 + [True] * 2, [False] * 2 + [True] * 4], device=device)
+    pattern = (torch.rand(6, 6, generator=torch.Generator().manual_seed(3)) < 0.3).to(device)
     pattern.fill_diagonal_(False)  # keep every row something to look at
     kw = dict(key_padding_mask=kpm if "padding" in masks else None, causal="causal" in masks,
               attn_mask=pattern if masks == "pattern" else None)
     out, weights = scaled_dot_product_attention(q, k, v, **kw)
-    keep = _torch_keep_mask(6, 6, **kw)
+    keep = _torch_keep_mask(6, 6, **kw).to(device)
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
     torch.testing.assert_close(out, ref, **TOL)
     assert weights.shape == (3, 2, 6, 6)
     assert torch.all(weights[~keep.expand_as(weights)] == 0)  # exactly zero, not just small
-    torch.testing.assert_close(weights.sum(-1), torch.ones(3, 2, 6), **TOL)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(3, 2, 6, device=device), **TOL)
     if masks == "causal":  # torch's own causal flag means the same thing as ours
         torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, is_causal=True), **TOL)
 
@@ -82,9 +83,9 @@ def test_fully_masked_row_gives_zeros_not_nan():
 
 def test_attention_rejects_bad_input():
     q, k, v = _qkv()
-    with pytest.raises(ValueError, match=r"expected k of shape \(3, 2, 'keys', 8\)"):
+    with pytest.raises(ValueError, match=r"expected k of shape \(batch, heads, keys, 8\), got \(3, 2, 6, 4\)"):
         scaled_dot_product_attention(q, k[..., :4], v)
-    with pytest.raises(ValueError, match="expected v of shape"):
+    with pytest.raises(ValueError, match="as many values as keys"):
         scaled_dot_product_attention(q, k, v[:, :, :5])
     with pytest.raises(TypeError, match="bool tensor"):
         scaled_dot_product_attention(q, k, v, key_padding_mask=torch.zeros(3, 6))
@@ -112,16 +113,16 @@ def _grads(ref, mha):
 
 
 @pytest.mark.parametrize("kind", ["self", "cross"])
-def test_multihead_attention_equals_torch(kind):
-    ref, mha = _mha_pair()
+def test_multihead_attention_equals_torch(kind, device):
+    ref, mha = (m.to(device) for m in _mha_pair())
     gen = torch.Generator().manual_seed(1)
-    x = torch.randn(3, 5, 24, generator=gen, requires_grad=True)
-    memory = torch.randn(3, 7, 24, generator=gen, requires_grad=True) if kind == "cross" else x
+    x = torch.randn(3, 5, 24, generator=gen).to(device).requires_grad_()
+    memory = torch.randn(3, 7, 24, generator=gen).to(device).requires_grad_() if kind == "cross" else x
     n_k = memory.shape[1]
-    kpm = torch.zeros(3, n_k, dtype=torch.bool)
+    kpm = torch.zeros(3, n_k, dtype=torch.bool, device=device)
     kpm[1, -2:], kpm[2, -3:] = True, True
     causal = kind == "self"
-    attn_mask = causal_mask(5) if causal else None
+    attn_mask = causal_mask(5, device) if causal else None
     out_ref, w_ref = ref(x, memory, memory, key_padding_mask=kpm, attn_mask=attn_mask)
     _, heads_ref = ref(x, memory, memory, key_padding_mask=kpm, attn_mask=attn_mask,
                        average_attn_weights=False)
@@ -129,7 +130,7 @@ def test_multihead_attention_equals_torch(kind):
     torch.testing.assert_close(out, out_ref, **TOL)
     torch.testing.assert_close(w.mean(dim=1), w_ref, **TOL)
     torch.testing.assert_close(w, heads_ref, **TOL)
-    target = torch.randn(out.shape, generator=gen)
+    target = torch.randn(out.shape, generator=gen).to(device)
     (x_grad_ref,) = torch.autograd.grad((out_ref * target).sum(), x, retain_graph=True)
     (out_ref * target).sum().backward()
     (x_grad,) = torch.autograd.grad((out * target).sum(), x, retain_graph=True)
@@ -174,7 +175,7 @@ def test_multihead_rejects_bad_input_and_modules():
     with pytest.raises(ValueError, match=r"expected query of shape \(batch, queries, 8\), got \(3, 8\)"):
         mha(torch.randn(3, 8), torch.randn(3, 8), torch.randn(3, 8))
     x = torch.randn(2, 3, 8)
-    with pytest.raises(ValueError, match="expected key and value"):
+    with pytest.raises(ValueError, match=r"query, key, value with the same batch and as many values as keys"):
         mha(x, x, torch.randn(2, 4, 8))
 
 

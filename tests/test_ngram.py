@@ -74,6 +74,10 @@ def test_sampling_is_seeded_and_respects_temperature():
     # near-zero temperature: always the most likely continuation ("cat" after "the")
     cold = lm.sample(1, seed=0, temperature=1e-3, context=["the"])
     assert cold == ["cat"]
+    # temperature 0 is that limit: greedy, as for chapter 2's model
+    assert lm.sample(4, seed=5, temperature=0, context=["the"]) == lm.sample(4, seed=6, temperature=0,
+                                                                          context=["the"])
+    assert lm.sample(1, temperature=0, context=["the"]) == ["cat"]
 
 
 def test_apply_temperature():
@@ -91,9 +95,10 @@ def test_ids_and_tensor_free_tokens_work():
     assert lm.prob(2, [0, 1]) == 1.0
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2.0, "2", True])
-def test_bad_order(bad):
-    with pytest.raises(ValueError, match="expected an integer order n >= 1"):
+@pytest.mark.parametrize("bad,error", [(0, ValueError), (-1, ValueError), (2.0, TypeError), ("2", TypeError),
+                                       (True, TypeError)])
+def test_bad_order(bad, error):
+    with pytest.raises(error, match="expected a positive integer order n"):
         NGramLM(bad)
 
 
@@ -107,8 +112,8 @@ def test_bad_alpha_and_bad_use():
     lm = NGramLM(2).fit(CORPUS)
     with pytest.raises(ValueError, match="'dog' is not in the model's vocabulary of 6 tokens"):
         lm.perplexity(["the", "dog"])
-    with pytest.raises(ValueError, match="temperature > 0"):
-        lm.sample(5, temperature=0)
+    with pytest.raises(ValueError, match="temperature >= 0"):
+        lm.sample(5, temperature=-1)
     # an unknown token is fine in a context: it is simply an unseen context
     assert lm.distribution(["dog"]).sum() == pytest.approx(1.0)
     # a vocabulary given at fit time makes held-out tokens scoreable
@@ -123,7 +128,7 @@ def test_bigram_count_matrix():
     for a, b in [(0, 1), (1, 1), (1, 2), (2, 0), (0, 1)]:
         expected[a, b] += 1
     assert torch.equal(C, expected)
-    with pytest.raises(ValueError, match="1-d int64 tensor"):
+    with pytest.raises(ValueError, match=r"ids as an int64 tensor of shape \(time,\)"):
         bigram_count_matrix(torch.tensor([[0, 1]]), 3)
     with pytest.raises(ValueError, match="ids in 0..2"):
         bigram_count_matrix(torch.tensor([0, 3]), 3)
@@ -150,8 +155,9 @@ def test_tempered_scores_match_the_distribution_one_samples_from():
         assert np.allclose(lp, manual)
     assert m.cross_entropy(text, temperature=1.0) == m.cross_entropy(text)
     assert math.isclose(m.perplexity(text, temperature=2.0), 2 ** m.cross_entropy(text, temperature=2.0))
-    for bad in (0, -1, float("inf"), True, "1"):
-        with pytest.raises(ValueError, match="temperature > 0"):
+    for bad, error in ((0, ValueError), (-1, ValueError), (float("inf"), ValueError), (True, TypeError),
+                       ("1", TypeError)):
+        with pytest.raises(error, match="temperature > 0"):
             m.cross_entropy(text, temperature=bad)
 
 
@@ -168,6 +174,17 @@ def test_context_count():
     m = NGramLM(3, alpha=0.5).fit("abcabd")
     assert m.context_count("ab") == 2 and m.context_count("xab") == 2 and m.context_count("ba") == 0
     assert NGramLM(1).fit("abc").context_count() == 3
+
+
+def test_next_log_probs_are_the_distribution_after_context_and_prefix():
+    m = NGramLM(3, alpha=0.1).fit("abracadabra" * 5)
+    fn = m.next_log_probs_fn("xyab")   # only the last n - 1 = 2 tokens matter: "ab"
+    ids = [m.vocab.index(c) for c in "ra"]
+    out = fn(torch.tensor([ids, ids[:1] + ids[:1]]))
+    assert out.shape == (2, len(m.vocab)) and out.dtype == torch.float64
+    np.testing.assert_allclose(out[0].exp().numpy(), m.distribution("abra"))
+    np.testing.assert_allclose(out[1].exp().numpy(), m.distribution("rr"))
+    np.testing.assert_allclose(fn(torch.zeros(1, 0, dtype=torch.int64))[0].exp().numpy(), m.distribution("ab"))
 
 
 def test_sample_is_unchanged_by_a_long_context_and_deterministic():
@@ -204,8 +221,10 @@ def test_letters_and_space():
 
 
 def test_train_softmax_bigram_rejects_non_tensors_and_keeps_the_device():
-    with pytest.raises(ValueError, match="square"):
+    with pytest.raises(TypeError, match="square"):
         train_softmax_bigram(np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"square \(V, V\) count tensor, got shape \(3, 2\)"):
+        train_softmax_bigram(torch.ones(3, 2))
     counts = torch.tensor([[0, 3], [1, 1]])
     probs, losses = train_softmax_bigram(counts, steps=200, lr=0.5)
     assert probs.device == counts.device and abs(float(probs[1, 0]) - 0.5) < 0.02

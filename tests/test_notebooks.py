@@ -113,6 +113,76 @@ def library_object(dotted: str):
     raise LookupError(f"{dotted} is not defined in any seqbook module")
 
 
+def printed_library_objects(path) -> list[str]:
+    """The library objects a chapter prints with ``inspect.getsource``, by dotted name."""
+    nb = nbformat.read(path, as_version=4)
+    return sorted({m for c in nb.cells if c.cell_type == "code"
+                   for m in re.findall(r"getsource\(([A-Za-z_][\w.]*)\)", c.source)})
+
+
+def check_statements(obj) -> dict[str, list[int]]:
+    """For each function in ``obj``'s source: the source lines of its argument checks, one list
+    per check statement (a ``raise``, an ``if`` that ends in one, or a call to ``checks.*`` or
+    to a ``check_*`` function)."""
+    import ast
+    import inspect
+    import textwrap
+
+    def is_check_call(node):
+        if not isinstance(node, ast.Call):
+            return False
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
+        return owner == "checks" or name.startswith(("check", "_check"))
+
+    def is_check(stmt):
+        if isinstance(stmt, ast.Raise):
+            return True
+        if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Raise):
+            return True
+        return isinstance(stmt, (ast.Expr, ast.Assign, ast.Return)) and any(map(is_check_call, ast.walk(stmt)))
+
+    def visit(statements, found):
+        for stmt in statements:
+            if is_check(stmt):
+                found.append(list(range(stmt.lineno, stmt.end_lineno + 1)))
+            elif not isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+                for block in ("body", "orelse", "finalbody"):
+                    visit(getattr(stmt, block, []), found)
+        return found
+
+    source = obj if isinstance(obj, str) else textwrap.dedent(inspect.getsource(obj))
+    return {fn.name: visit(fn.body, []) for fn in ast.walk(ast.parse(source)) if isinstance(fn, ast.FunctionDef)}
+
+
+def test_the_check_line_counter_counts_checks_and_nothing_else():
+    demo = """
+def demo(x, n):
+    checks.positive_int(n, "n")
+    if x is None:
+        raise ValueError("expected x")
+    for k in range(n):
+        x = x + k  # not a check
+    if n > 3:
+        x = 0      # not a check either
+    return check_it(x)
+"""
+    assert [len(lines) for lines in check_statements(demo)["demo"]] == [1, 2, 1]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_printed_library_code_shows_the_idea_not_the_checks(path):
+    """A function a chapter prints has at most one check statement (one call to ``seqbook.checks``,
+    say) before its equations, and a printed object at most two check lines in all."""
+    for name in printed_library_objects(path):
+        found = check_statements(library_object(name))
+        crowded = {fn: len(stmts) for fn, stmts in found.items() if len(stmts) > 1}
+        assert not crowded, f"{path.name} prints {name}, whose functions check more than once: {crowded}"
+        lines = sum(len(lines) for stmts in found.values() for lines in stmts)
+        assert lines <= 2, f"{path.name} prints {name} with {lines} lines of argument checks"
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_library_source_printed_on_the_page_fits_it(path):
     """Chapters print library code with inspect.getsource: it must fit the page as well."""

@@ -82,11 +82,11 @@ def test_learned_table_starts_at_the_sinusoids_scale():
 
 def test_positions_reject_bad_input():
     sine = SinusoidalPositions(8, max_len=10)
-    with pytest.raises(ValueError, match=r"expected input of shape \(batch, time, 8\), got \(10, 8\)"):
+    with pytest.raises(ValueError, match=r"expected the embeddings of shape \(batch, time, 8\), got \(10, 8\)"):
         sine(torch.randn(10, 8))
     with pytest.raises(ValueError, match="at most max_len = 10 positions, got 11"):
         sine(torch.randn(1, 11, 8))
-    with pytest.raises(TypeError, match="floating-point embeddings"):
+    with pytest.raises(TypeError, match="floating-point the embeddings.*token ids go through an embedding"):
         sine(torch.zeros(1, 3, 8, dtype=torch.long))
     with pytest.raises(ValueError, match="one of"):
         make_positions("rotary", 8)

@@ -7,20 +7,21 @@ from torch import nn
 from seqbook.rnn import RNNScratch
 
 
-def _pair(input_size, hidden, nonlinearity, bias=True, seed=0):
+def _pair(input_size, hidden, nonlinearity, bias=True, seed=0, device="cpu"):
     torch.manual_seed(seed)
-    ref = nn.RNN(input_size, hidden, nonlinearity=nonlinearity, batch_first=True, bias=bias)
+    ref = nn.RNN(input_size, hidden, nonlinearity=nonlinearity, batch_first=True, bias=bias).to(device)
     return ref, RNNScratch.from_torch(ref)
 
 
 @pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
 @pytest.mark.parametrize("batch,time", [(1, 1), (1, 7), (4, 1), (3, 12)])
 @pytest.mark.parametrize("with_h0", [False, True])
-def test_matches_torch_outputs_state_and_gradients(nonlinearity, batch, time, with_h0):
-    ref, mine = _pair(5, 6, nonlinearity)
+def test_matches_torch_outputs_state_and_gradients(nonlinearity, batch, time, with_h0, device):
+    ref, mine = _pair(5, 6, nonlinearity, device=device)
+    assert mine.W_hh.device.type == device.type
     gen = torch.Generator().manual_seed(1)
-    X = torch.randn(batch, time, 5, generator=gen)
-    h0 = torch.randn(batch, 6, generator=gen) if with_h0 else None
+    X = torch.randn(batch, time, 5, generator=gen).to(device)
+    h0 = torch.randn(batch, 6, generator=gen).to(device) if with_h0 else None
     X1, X2 = X.clone().requires_grad_(), X.clone().requires_grad_()
     out_ref, h_ref = ref(X1, None if h0 is None else h0[None])
     out, h = mine(X2, h0)
@@ -28,7 +29,7 @@ def test_matches_torch_outputs_state_and_gradients(nonlinearity, batch, time, wi
     torch.testing.assert_close(out, out_ref, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(h, h_ref[0], atol=1e-5, rtol=1e-5)
     # A loss that weighs every output and the final state differently.
-    w = torch.randn(batch, time, 6, generator=gen)
+    w = torch.randn(batch, time, 6, generator=gen).to(device)
     ((out_ref * w).sum() + h_ref.pow(2).sum()).backward()
     ((out * w).sum() + h.pow(2).sum()).backward()
     torch.testing.assert_close(mine.W_xh.grad, ref.weight_ih_l0.grad.T, atol=1e-5, rtol=1e-5)
@@ -69,17 +70,19 @@ def test_seed_gives_the_same_weights():
 
 def test_bad_input_gets_clear_messages():
     rnn = RNNScratch(8, 4)
-    with pytest.raises(ValueError, match=r"expected input of shape \(batch, time, 8\), got a tensor of shape \(3, 8\)"):
+    with pytest.raises(ValueError, match=r"expected input of shape \(batch, time, 8\), got \(3, 8\)"):
         rnn(torch.randn(3, 8))
     with pytest.raises(ValueError, match=r"expected input of shape \(batch, time, 8\)"):
         rnn(torch.randn(3, 2, 5))
-    with pytest.raises(ValueError, match="floating-point"):
+    with pytest.raises(TypeError, match="floating-point"):
         rnn(torch.zeros(3, 2, 8, dtype=torch.int64))
-    with pytest.raises(ValueError, match=r"initial state of shape \(3, 4\)"):
+    with pytest.raises(TypeError, match=r"torch.Tensor of shape \(batch, time, 8\), got list"):
+        rnn([[[0.0] * 8]])
+    with pytest.raises(ValueError, match=r"initial state h0 of shape \(batch, hidden\) = \(3, 4\)"):
         rnn(torch.randn(3, 2, 8), torch.zeros(1, 3, 4))
     with pytest.raises(ValueError, match="length 0"):
         rnn(torch.randn(3, 0, 8))
-    with pytest.raises(ValueError, match="nonlinearity 'tanh' or 'relu'"):
+    with pytest.raises(ValueError, match="nonlinearity as one of 'tanh', 'relu'"):
         RNNScratch(8, 4, nonlinearity="sigmoid")
     with pytest.raises(ValueError, match="positive integer hidden_size"):
         RNNScratch(8, 0)
@@ -90,5 +93,5 @@ def test_from_torch_refuses_what_it_cannot_copy():
         RNNScratch.from_torch(nn.RNN(3, 4))
     with pytest.raises(ValueError, match="num_layers=1"):
         RNNScratch.from_torch(nn.RNN(3, 4, num_layers=2, batch_first=True))
-    with pytest.raises(TypeError, match="expected a torch.nn.RNN, got LSTM"):
+    with pytest.raises(TypeError, match="expected an nn.RNN, got LSTM"):
         RNNScratch.from_torch(nn.LSTM(3, 4, batch_first=True))

@@ -5,13 +5,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from seqbook import decoding, translation
 from seqbook.multihead import causal_mask
-from seqbook.transformer import (BOS, PAD, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward,
-                                 Transformer)
+from seqbook.transformer import DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward, Transformer
+from seqbook.translation import BOS, EOS, PAD
 
 TOL = dict(atol=1e-5, rtol=1e-5)
-EOS = translation.EOS
 
 
 def _randomise_norms(module, gen):
@@ -43,39 +41,41 @@ def _compare_grads(ref, mine):
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_encoder_layer_equals_torch(norm_first):
+def test_encoder_layer_equals_torch(norm_first, device):
     torch.manual_seed(0)
     ref = nn.TransformerEncoderLayer(24, 4, dim_feedforward=32, dropout=0.0, batch_first=True,
                                      norm_first=norm_first)
     gen = torch.Generator().manual_seed(1)
     _randomise_norms(ref, gen)
+    ref = ref.to(device)
     layer = EncoderLayer.from_torch(ref)
-    x = torch.randn(3, 6, 24, generator=gen)
-    kpm = torch.zeros(3, 6, dtype=torch.bool)
+    x = torch.randn(3, 6, 24, generator=gen).to(device)
+    kpm = torch.zeros(3, 6, dtype=torch.bool, device=device)
     kpm[1, 4:], kpm[2, 2:] = True, True
     out_ref, out = ref(x, src_key_padding_mask=kpm), layer(x, key_padding_mask=kpm)
     torch.testing.assert_close(out, out_ref, **TOL)
-    target = torch.randn(out.shape, generator=gen)
+    target = torch.randn(out.shape, generator=gen).to(device)
     (out_ref * target).sum().backward()
     (out * target).sum().backward()
     _compare_grads(ref, layer)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_decoder_layer_equals_torch(norm_first):
+def test_decoder_layer_equals_torch(norm_first, device):
     torch.manual_seed(0)
     ref = nn.TransformerDecoderLayer(24, 4, dim_feedforward=32, dropout=0.0, batch_first=True,
                                      norm_first=norm_first)
     gen = torch.Generator().manual_seed(1)
     _randomise_norms(ref, gen)
+    ref = ref.to(device)
     layer = DecoderLayer.from_torch(ref)
-    x, memory = torch.randn(3, 5, 24, generator=gen), torch.randn(3, 7, 24, generator=gen)
-    mkpm = torch.zeros(3, 7, dtype=torch.bool)
+    x, memory = torch.randn(3, 5, 24, generator=gen).to(device), torch.randn(3, 7, 24, generator=gen).to(device)
+    mkpm = torch.zeros(3, 7, dtype=torch.bool, device=device)
     mkpm[0, 5:], mkpm[2, 3:] = True, True
-    out_ref = ref(x, memory, tgt_mask=causal_mask(5), memory_key_padding_mask=mkpm)
+    out_ref = ref(x, memory, tgt_mask=causal_mask(5, device), memory_key_padding_mask=mkpm)
     out = layer(x, memory, memory_key_padding_mask=mkpm)
     torch.testing.assert_close(out, out_ref, **TOL)
-    target = torch.randn(out.shape, generator=gen)
+    target = torch.randn(out.shape, generator=gen).to(device)
     (out_ref * target).sum().backward()
     (out * target).sum().backward()
     _compare_grads(ref, layer)
@@ -153,57 +153,27 @@ def test_padded_source_tokens_do_not_change_anything():
     assert (model(changed, lengths, tgt_in)[1] - logits[1]).abs().max() > 1e-3
 
 
-def test_next_log_probs_equals_teacher_forced_forward():
+def test_a_source_given_with_padding_reads_the_same_once_the_padding_is_dropped():
     model = _model().eval()
     src, lengths, tgt_in = _batch()
-    next_log_probs = model.next_log_probs_fn(src[0].tolist())  # a list of ids works too
     prefixes = torch.tensor([[BOS, 4, 5], [BOS, 7, 3], [BOS, 4, 4]])
-    lp = next_log_probs(prefixes)
-    assert lp.shape == (3, 11)
-    torch.testing.assert_close(lp.exp().sum(-1), torch.ones(3), **TOL)
-    forced = model(src[:1].expand(3, -1), lengths[:1].expand(3), prefixes)
-    torch.testing.assert_close(lp, torch.log_softmax(forced[:, -1], -1), **TOL)
-    # A source given with padding reads the same once the padding is dropped.
-    one = model.next_log_probs_fn(src[1, :3])(prefixes)
-    torch.testing.assert_close(one, torch.log_softmax(model(src[1:].expand(3, -1), None, prefixes)[:, -1], -1),
-                               **TOL)
-
-
-def _argmax_decode(model, src_ids, max_len):
-    """The plainest greedy loop: re-run the model on the growing prefix, take the argmax."""
-    prefix = [BOS]
+    one = model.next_log_probs_fn(src[1, :3].tolist())(prefixes)  # a list of ids works too
     with torch.no_grad():
-        for _ in range(max_len):
-            logits = model(src_ids[None], None, torch.tensor([prefix]))
-            prefix.append(int(logits[0, -1].argmax()))
-            if prefix[-1] == EOS:
-                break
-    return prefix[1:]
+        forced = model(src[1:].expand(3, -1), None, prefixes)
+    torch.testing.assert_close(one, torch.log_softmax(forced[:, -1], -1), **TOL)
 
 
-def test_greedy_decoding_through_chapter_4():
-    model = _model(seed=3).eval()
-    for src_ids in (torch.tensor([4, 5, 6, 7]), torch.tensor([9, 10])):
-        hyp = decoding.greedy(model.next_log_probs_fn(src_ids), bos=BOS, eos=EOS, max_len=8)
-        assert hyp.tokens == _argmax_decode(model, src_ids, 8)
-
-
-def test_beam_search_scores_are_the_models_log_probabilities():
-    model = _model(seed=3).eval()
-    src_ids = torch.tensor([4, 5, 6, 7])
-    hyps = decoding.beam_search(model.next_log_probs_fn(src_ids), bos=BOS, eos=EOS, beam_size=3,
-                                max_len=6)
-    assert len(hyps) >= 1
-    for hyp in hyps:
-        tgt_in = torch.tensor([[BOS] + hyp.tokens[:-1]])
-        with torch.no_grad():
-            log_probs = torch.log_softmax(model(src_ids[None], None, tgt_in)[0], -1)
-        total = log_probs[torch.arange(len(hyp.tokens)), torch.tensor(hyp.tokens)].sum().item()
-        assert hyp.log_prob == pytest.approx(total, abs=1e-4)
-
-
-def test_pad_is_the_translation_vocabularies_pad():
-    assert (PAD, BOS) == (translation.PAD, translation.BOS)
+def test_decoding_state_is_the_encoding_and_the_prefix():
+    model = _model().eval()
+    src, lengths, tgt_in = _batch()
+    with torch.no_grad():
+        state = model.start(src, lengths)
+        memory, padding = model.encode(src, lengths)
+        assert torch.equal(state.memory, memory) and torch.equal(state.src_padding, padding)
+        assert state.prefix.shape == (2, 0)
+        _, state = model.step(tgt_in[:, 0], state)
+        _, state = model.step(tgt_in[:, 1], state)
+    assert torch.equal(state.prefix, tgt_in[:, :2])
 
 
 def test_attention_maps_for_plotting():
@@ -260,34 +230,35 @@ def test_model_rejects_bad_input():
     src, lengths, tgt_in = _batch()
     with pytest.raises(TypeError, match="expected src of dtype torch.int64"):
         model(src.float(), lengths, tgt_in)
-    with pytest.raises(ValueError, match=r"token ids in \[0, 13\)"):
+    with pytest.raises(ValueError, match=r"token ids in 0..12, got ids from"):
         model(src + 10, lengths, tgt_in)
     with pytest.raises(ValueError, match="batch size of src"):
         model(src, lengths, tgt_in[:1])
-    with pytest.raises(ValueError, match=r"src_lengths of shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"expected 2 src_lengths \(one per sentence\), got 1"):
         model(src, lengths[:1], tgt_in)
-    with pytest.raises(ValueError, match="src_ids of shape"):
+    with pytest.raises(ValueError, match=r"src_ids \(one sentence\) as an int64 tensor of shape \(time,\)"):
         model.next_log_probs_fn(src)
-    with pytest.raises(ValueError, match="tgt_ids of shape"):
+    with pytest.raises(ValueError, match="tgt_ids with at least one token"):
         model.attention_maps([4, 5], [])
     with pytest.raises(ValueError, match="one of"):
         _model(positions="rotary")
     with pytest.raises(ValueError, match="max_len = 256"):
         model(torch.full((1, 300), 4), None, tgt_in[:1])
-    with pytest.raises(ValueError, match=r"expected memory of shape \(2, src_len, 16\)"):
+    with pytest.raises(ValueError, match=r"expected x, memory with the same batch, got \(2, 3, 16\) and \(1, 3, 16\)"):
         model.decoder.layers[0](torch.randn(2, 3, 16), torch.randn(1, 3, 16))
 
 
-def test_small_transformer_learns_to_reverse():
-    model = Transformer(12, 12, d_model=32, num_heads=4, d_ff=64, num_layers=1, dropout=0.0, seed=0)
+def test_small_transformer_learns_to_reverse(device):
+    model = Transformer(12, 12, d_model=32, num_heads=4, d_ff=64, num_layers=1, dropout=0.0, seed=0).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     gen = torch.Generator().manual_seed(0)
     losses = []
     for _ in range(60):
         src = torch.randint(4, 12, (32, 6), generator=gen)
         tgt = src.flip(1)
-        tgt_in = torch.cat([torch.full((32, 1), BOS), tgt], 1)
-        tgt_out = torch.cat([tgt, torch.full((32, 1), EOS)], 1)
+        tgt_in = torch.cat([torch.full((32, 1), BOS), tgt], 1).to(device)
+        tgt_out = torch.cat([tgt, torch.full((32, 1), EOS)], 1).to(device)
+        src = src.to(device)
         loss = F.cross_entropy(model(src, None, tgt_in).flatten(0, 1), tgt_out.flatten())
         opt.zero_grad()
         loss.backward()

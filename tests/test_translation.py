@@ -8,6 +8,7 @@ from seqbook.translation import (ADJECTIVES_AFTER, ADJECTIVES_BEFORE, BOS, EOS, 
                                  PREPOSITIONS, UNK, VERBS, Batch, SentencePair, TranslationVocab, build_vocabs,
                                  generate_pairs, length_buckets, make_batch, make_batches, make_splits, read_tsv,
                                  sample_pair, simple_tokenize, write_tsv)
+from seqbook.vocab import Vocab
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +250,15 @@ def test_write_then_read_tsv_round_trip(tmp_path, pairs):
     assert [(p.src, p.tgt) for p in back] == [(p.src, p.tgt) for p in pairs[:50]]
     assert simple_tokenize("L’arbre, qu'il don't") == ["l'", "arbre", ",", "qu'", "il", "do", "n't"]
     assert SentencePair(("a",), ("b",)).alignment is None
+
+
+def test_the_translation_vocabulary_is_a_vocab_with_four_specials():
+    vocab = TranslationVocab([["b", "a", "b"], ["c", "<eos>"]])
+    assert isinstance(vocab, Vocab)
+    assert vocab.itos == ["<pad>", "<bos>", "<eos>", "<unk>", "b", "a", "c"]  # specials, then by count
+    plain = Vocab(["b", "a", "b", "c"], specials=["<pad>", "<bos>", "<eos>", "<unk>"])
+    assert plain.itos == vocab.itos and plain.encode(["z"]) == vocab.encode(["z"]) == [UNK]
+    assert Vocab("bab").itos == ["<unk>", "b", "a"]  # unknown=True alone puts <unk> first
+    assert vocab.decode([BOS, 4, PAD, 5, EOS, 6]) == ["b", "a"]
+    with pytest.raises(ValueError, match="outside the vocabulary's range 0..6"):
+        vocab.decode([4, 99])

@@ -21,9 +21,11 @@ The scores (Bahdanau et al. 2015, eq. 6 and appendix A; Luong et al. 2015, eq. 8
   functions as the additive score, written with one matrix on the concatenation (splitting
   ``W`` into its query and key columns gives ``W_q q + W_k k``, which is how it is computed).
 
-The translation model built on these (:class:`BidirectionalEncoder`, :class:`AttentionDecoder`,
-:class:`AttentionSeq2Seq`) lives in :mod:`seqbook.attention_model` and can be imported from here
-too; the alignment error rate is in :mod:`seqbook.alignment`.
+Every score module is a :class:`Score`: ``prepare(keys)`` once per sentence, ``score(query,
+prepared)`` at every step, and ``forward(query, keys)`` for both at once (the one that checks its
+inputs). The translation model built on them (``BidirectionalEncoder``, ``AttentionDecoder``,
+``AttentionSeq2Seq``) lives in :mod:`seqbook.attention_model`; the alignment error rate in
+:mod:`seqbook.alignment`.
 """
 
 from __future__ import annotations
@@ -32,42 +34,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["masked_softmax", "AdditiveScore", "DotScore", "GeneralScore", "ConcatScore", "SCORES",
+from . import checks
+
+__all__ = ["masked_softmax", "Score", "AdditiveScore", "DotScore", "GeneralScore", "ConcatScore", "SCORES",
            "make_score", "attention"]
-
-
-def _shape(x) -> str:
-    return str(tuple(x.shape)) if isinstance(x, torch.Tensor) else type(x).__name__
-
-
-def _check_3d(x, name: str, expected: str, size: int | None = None) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"expected {name} as a torch.Tensor of shape {expected}, got {_shape(x)}")
-    if x.dim() != 3 or (size is not None and x.shape[-1] != size):
-        raise ValueError(f"expected {name} of shape {expected}, got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"expected a floating-point {name}, got dtype {x.dtype}")
-    return x
-
-
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"expected a positive integer {name}, got {value!r}")
-    return value
-
-
-def _check_key_mask(mask, scores_shape: tuple) -> torch.Tensor:
-    """A (batch, keys) mask -> (batch, 1, keys); a 3-d mask must broadcast to the scores."""
-    batch, queries, keys = scores_shape
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        got = f"dtype {mask.dtype}" if isinstance(mask, torch.Tensor) else type(mask).__name__
-        raise TypeError(f"expected mask as a bool tensor (True = real key, e.g. Batch.src_mask), got {got}")
-    if mask.dim() == 2 and tuple(mask.shape) == (batch, keys):
-        return mask[:, None, :]
-    if mask.dim() == 3 and all(m in (1, s) for m, s in zip(mask.shape, scores_shape)):
-        return mask
-    raise ValueError(f"expected mask of shape (batch, keys) = ({batch}, {keys}), or one that broadcasts to the "
-                     f"scores' (batch, queries, keys) = {tuple(scores_shape)}, got {tuple(mask.shape)}")
 
 
 def masked_softmax(scores: torch.Tensor,
@@ -79,94 +49,85 @@ def masked_softmax(scores: torch.Tensor,
     ``mask``: bool, (batch, keys) or broadcastable to (batch, queries, keys);
     None = all real. A row with no real key has no softmax: it raises a ValueError
     (usually an empty sentence or a mask built the wrong way round)."""
-    _check_3d(scores, "scores", "(batch, queries, keys)")
+    mask = checks.scores_and_key_mask(scores, mask)   # (batch, 1 or queries, keys)
     if mask is None:
         return F.softmax(scores, dim=-1)
-    mask = _check_key_mask(mask, tuple(scores.shape)).to(scores.device)
-    if not bool(mask.any(dim=-1).all()):
-        raise ValueError("expected at least one real key (mask True) in every row, "
-                         "got a row with none: is the mask True at padding instead of "
-                         "at real tokens?")
-    return _masked_softmax(scores, mask)
+    weights = F.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)  # e^-inf = 0
+    return weights.masked_fill(~mask, 0.0)  # and kept exactly 0, whatever the kernel
 
 
-def _masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """:func:`masked_softmax` without the checks (for a decoder that checked its mask once)."""
-    weights = F.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    return weights.masked_fill(~mask, 0.0)  # exp(-inf) is already 0; this keeps it so under any kernel
+class Score(nn.Module):
+    """What the four scores share: the sizes d_q and d_k, and ``forward(query, keys) ->
+    scores (batch, queries, keys)`` for ``query (batch, queries, d_q)`` and ``keys (batch,
+    keys, d_k)``, which checks them and runs ``score(query, prepare(keys))``. A subclass
+    writes ``prepare`` (the part that depends on the keys only, computed once per sentence)
+    and ``score``."""
+
+    def __init__(self, query_size: int, key_size: int):
+        super().__init__()
+        self.query_size, self.key_size = checks.positive_ints(query_size=query_size, key_size=key_size)
+
+    def prepare(self, keys: torch.Tensor) -> torch.Tensor:
+        return keys
+
+    def score(self, query: torch.Tensor, prepared: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        checks.query_key_value(query, keys, None, self.query_size, self.key_size)
+        return self.score(query, self.prepare(keys))
 
 
-class AdditiveScore(nn.Module):
+class AdditiveScore(Score):
     """Bahdanau's additive score ``e = v^T tanh(W q + U k + b)`` with W (a, d_q),
     U (a, d_k), v (a,), a = ``attention_size``."""
 
     def __init__(self, query_size: int, key_size: int, attention_size: int):
-        super().__init__()
-        self.query_size = _positive_int(query_size, "query_size")
-        self.key_size = _positive_int(key_size, "key_size")
-        attention_size = _positive_int(attention_size, "attention_size")
+        super().__init__(query_size, key_size)
+        checks.positive_int(attention_size, "attention_size")
         self.W = nn.Linear(query_size, attention_size, bias=False)
-        # U's bias is the b inside the tanh
-        self.U = nn.Linear(key_size, attention_size)
+        self.U = nn.Linear(key_size, attention_size)  # its bias is the b in the tanh
         self.v = nn.Linear(attention_size, 1, bias=False)
 
     def prepare(self, keys: torch.Tensor) -> torch.Tensor:
         """``U k + b`` for every key: (batch, keys, d_k) -> (batch, keys, a),
         once per sentence."""
-        d_k = self.key_size
-        return self.U(_check_3d(keys, "keys", f"(batch, keys, {d_k})", d_k))
+        return self.U(keys)
 
     def score(self, query: torch.Tensor, prepared: torch.Tensor) -> torch.Tensor:
         """(batch, queries, d_q) and prepared keys -> scores (batch, queries, keys)."""
-        d_q = self.query_size
-        _check_3d(query, "query", f"(batch, queries, {d_q})", d_q)
         # (batch, queries, 1, a) + (batch, 1, keys, a) -> (batch, queries, keys, a)
         hidden = torch.tanh(self.W(query)[:, :, None, :] + prepared[:, None, :, :])
         return self.v(hidden).squeeze(-1)
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return self.score(query, self.prepare(keys))
 
-
-class DotScore(nn.Module):
+class DotScore(Score):
     """Luong's dot score ``e = q^T k`` (no parameters; query and key sizes must be equal)."""
 
     def __init__(self, query_size: int, key_size: int, attention_size: int | None = None):
-        super().__init__()
+        super().__init__(query_size, key_size)
         if query_size != key_size:
             raise ValueError(f"expected equal query and key sizes for the dot score, got {query_size} and {key_size}")
-        self.query_size = self.key_size = _positive_int(query_size, "query_size")
-
-    def prepare(self, keys: torch.Tensor) -> torch.Tensor:
-        return _check_3d(keys, "keys", f"(batch, keys, {self.key_size})", self.key_size)
 
     def score(self, query: torch.Tensor, prepared: torch.Tensor) -> torch.Tensor:
-        _check_3d(query, "query", f"(batch, queries, {self.query_size})", self.query_size)
-        return query @ prepared.transpose(1, 2)
-
-    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return self.score(query, self.prepare(keys))
+        return query @ prepared.transpose(1, 2)  # (batch, queries, d) @ (batch, d, keys)
 
 
-class GeneralScore(nn.Module):
+class GeneralScore(Score):
     """Luong's general score ``e = q^T W k`` with W (d_q, d_k); ``W k`` is prepared once per sentence."""
 
     def __init__(self, query_size: int, key_size: int, attention_size: int | None = None):
-        super().__init__()
-        self.query_size, self.key_size = _positive_int(query_size, "query_size"), _positive_int(key_size, "key_size")
+        super().__init__(query_size, key_size)
         self.W = nn.Linear(key_size, query_size, bias=False)  # maps k to W k
 
     def prepare(self, keys: torch.Tensor) -> torch.Tensor:
         """``W k`` for every key: (batch, keys, d_k) -> (batch, keys, d_q)."""
-        return self.W(_check_3d(keys, "keys", f"(batch, keys, {self.key_size})", self.key_size))
+        return self.W(keys)
 
     score = DotScore.score  # q . (W k)
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return self.score(query, self.prepare(keys))
 
-
-class ConcatScore(nn.Module):
+class ConcatScore(Score):
     """Luong's concat score ``e = v^T tanh(W [q; k] + b)`` with W (a, d_q + d_k).
 
     ``W [q; k] = W_q q + W_k k`` for W's first d_q columns W_q and the rest W_k, so ``W_k k + b``
@@ -174,66 +135,39 @@ class ConcatScore(nn.Module):
     concatenation of every (query, key) pair (the same numbers; a test checks both)."""
 
     def __init__(self, query_size: int, key_size: int, attention_size: int):
-        super().__init__()
-        self.query_size, self.key_size = _positive_int(query_size, "query_size"), _positive_int(key_size, "key_size")
-        self.W = nn.Linear(query_size + key_size, _positive_int(attention_size, "attention_size"))
+        super().__init__(query_size, key_size)
+        self.W = nn.Linear(query_size + key_size, checks.positive_int(attention_size, "attention_size"))
         self.v = nn.Linear(attention_size, 1, bias=False)
 
     def prepare(self, keys: torch.Tensor) -> torch.Tensor:
         """``W_k k + b`` for every key: (batch, keys, d_k) -> (batch, keys, a)."""
-        _check_3d(keys, "keys", f"(batch, keys, {self.key_size})", self.key_size)
         return F.linear(keys, self.W.weight[:, self.query_size:], self.W.bias)
 
     def score(self, query: torch.Tensor, prepared: torch.Tensor) -> torch.Tensor:
-        _check_3d(query, "query", f"(batch, queries, {self.query_size})", self.query_size)
-        projected = F.linear(query, self.W.weight[:, :self.query_size])
+        projected = F.linear(query, self.W.weight[:, :self.query_size])  # W_q q: (batch, queries, a)
         return self.v(torch.tanh(projected[:, :, None, :] + prepared[:, None, :, :])).squeeze(-1)
-
-    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return self.score(query, self.prepare(keys))
 
 
 SCORES = {"additive": AdditiveScore, "dot": DotScore, "general": GeneralScore, "concat": ConcatScore}
 
 
-def make_score(name: str, query_size: int, key_size: int, attention_size: int | None = None) -> nn.Module:
+def make_score(name: str, query_size: int, key_size: int, attention_size: int | None = None) -> Score:
     """The score module called ``name`` (``additive``, ``dot``, ``general`` or ``concat``);
     ``attention_size`` (the a of the additive and concat scores) defaults to ``query_size``."""
-    if name not in SCORES:
-        raise ValueError(f"expected score as one of {sorted(SCORES)}, got {name!r}")
-    return SCORES[name](query_size, key_size, attention_size or query_size)
+    return SCORES[checks.one_of(name, SCORES, "score")](query_size, key_size, attention_size or query_size)
 
 
 def attention(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-              mask: torch.Tensor | None, score: nn.Module,
+              mask: torch.Tensor | None, score: Score,
               prepared: torch.Tensor | None = None
               ) -> tuple[torch.Tensor, torch.Tensor]:
     """Context vectors and weights: query (batch, queries, d_q), keys (batch, keys,
     d_k), values (batch, keys, d_v), mask (batch, keys) True at real keys -> context
     (batch, queries, d_v) and weights (batch, queries, keys). ``prepared``:
     ``score.prepare(keys)`` computed earlier (it is computed here when None)."""
-    _check_3d(query, "query", "(batch, queries, d_q)")
-    _check_3d(keys, "keys", "(batch, keys, d_k)")
-    _check_3d(values, "values", "(batch, keys, d_v)")
-    same_batch = query.shape[0] == keys.shape[0] == values.shape[0]
-    if not same_batch or keys.shape[1] != values.shape[1]:
-        raise ValueError("expected query (batch, queries, d_q), keys (batch, keys, "
-                         "d_k) and values (batch, keys, d_v) with the same batch and "
-                         f"the same keys, got {tuple(query.shape)}, "
-                         f"{tuple(keys.shape)} and {tuple(values.shape)}")
+    checks.query_key_value(query, keys, values, score.query_size, score.key_size)
     if prepared is None:
         prepared = score.prepare(keys)
-    weights = masked_softmax(score.score(query, prepared), mask)
-    return weights @ values, weights
-
-
-_MODEL_NAMES = ("BidirectionalEncoder", "AttentionState", "AttentionDecoder", "AttentionSeq2Seq")
-
-
-def __getattr__(name: str):
-    """``from seqbook.attention import AttentionSeq2Seq`` works: the model classes are loaded from
-    :mod:`seqbook.attention_model` on first use (importing it here at the top would be circular)."""
-    if name in _MODEL_NAMES:
-        from . import attention_model
-        return getattr(attention_model, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    scores = score.score(query, prepared)  # e_ij: (batch, queries, keys)
+    weights = masked_softmax(scores, mask)  # a_ij: (batch, queries, keys)
+    return weights @ values, weights       # c_i = sum_j a_ij v_j: (batch, queries, d_v)

@@ -1,9 +1,9 @@
 """Translation with attention: a bidirectional GRU encoder and a GRU decoder that attends to it.
 
-The model keeps chapter 4's interface (:class:`seqbook.seq2seq.Seq2Seq`): ``forward(src,
-src_lengths, tgt_in) -> logits``, ``start``/``step`` (so ``train_translation``, ``greedy_batch``,
-``translate`` and ``translation_bleu`` work on it unchanged) and ``next_log_probs_fn`` (for
-:mod:`seqbook.decoding`'s greedy and beam search). It also shows where it looks:
+The model keeps chapter 4's translator contract (:class:`seqbook.interfaces.Translator`):
+``forward(src, src_lengths, tgt_in) -> logits``, ``start``/``step`` (so the trainer and the
+batched decoding of :mod:`seqbook.translator` work on it unchanged) and ``next_log_probs_fn``
+(for :mod:`seqbook.decoding`'s greedy and beam search). It also shows where it looks:
 :meth:`AttentionSeq2Seq.attention_for` (teacher forcing) and
 :meth:`AttentionSeq2Seq.greedy_with_attention` (its own translation) return the (tgt_len, src_len)
 weight matrix of one sentence.
@@ -36,8 +36,10 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .attention import _masked_softmax, make_score
-from .seq2seq import StepwiseTranslator, _check_ids, check_source, check_vocab_sizes
+from . import checks
+from .attention import make_score, masked_softmax
+from .seeding import seeded
+from .translator import StepwiseTranslator, check_source, check_vocab_sizes
 from .translation import BOS, EOS, PAD
 
 STYLES = ("bahdanau", "luong")
@@ -61,9 +63,9 @@ class BidirectionalEncoder(nn.Module):
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor):
         packed = pack_padded_sequence(self.embedding(src), src_lengths.cpu(),
                                       batch_first=True, enforce_sorted=False)
-        outputs, h_n = self.rnn(packed)
+        outputs, h_n = self.rnn(packed)  # h_n: (layers * 2 directions, batch, d_h)
         outputs, _ = pad_packed_sequence(outputs, batch_first=True,
-                                         total_length=src.shape[1])
+                                         total_length=src.shape[1])  # [->h_j; <-h_j]
         # top layer, backward direction: its state after reading back to word 1
         first_backward = h_n[-1]
         return outputs, torch.tanh(self.bridge(first_backward))
@@ -101,8 +103,7 @@ class AttentionDecoder(nn.Module):
                  score: str = "additive", style: str = "bahdanau", attention_size: int | None = None,
                  input_feeding: bool = True):
         super().__init__()
-        if style not in STYLES:
-            raise ValueError(f"expected style as one of {STYLES}, got {style!r}")
+        checks.one_of(style, STYLES, "style")
         if not input_feeding and style != "luong":
             raise ValueError("expected input_feeding=False only with style='luong' (Bahdanau's decoder always "
                              "reads its context)")
@@ -129,23 +130,27 @@ class AttentionDecoder(nn.Module):
 
     def _attend(self, query: torch.Tensor, state: AttentionState):
         """Context (batch, d_k) and weights (batch, src_len) for a query (batch, d_h)."""
-        weights = _masked_softmax(self.score.score(query[:, None], state.prepared), state.mask[:, None])
+        scores = self.score.score(query[:, None], state.prepared)  # (batch, 1, src_len)
+        weights = masked_softmax(scores, state.mask[:, None])
         return (weights @ state.keys)[:, 0], weights[:, 0]
 
     def advance(self, embedded: torch.Tensor, state: AttentionState):
         """One step from the previous tokens' embeddings (batch, embed): the features
         the output layer reads (batch, features) and the next state (its ``weights``
         are this step's)."""
-        if self.style == "bahdanau":
-            context, weights = self._attend(state.hidden, state)
+        if self.style == "bahdanau":  # the previous state s_{i-1} queries
+            context, weights = self._attend(state.hidden, state)  # c_i, a_i
+            # s_i = GRU(s_{i-1}, [E y_{i-1}; c_i]): (batch, d_h)
             hidden = self.cell(torch.cat([embedded, context], -1), state.hidden)
-            features, feed = torch.cat([hidden, context, embedded], -1), state.feed
-        else:
-            if self.input_feeding:
+            features = torch.cat([hidden, context, embedded], -1)  # [s_i; c_i; E y]
+            feed = state.feed                                       # (width 0 here)
+        else:  # the current state h_t queries
+            if self.input_feeding:  # h_t = GRU(h_{t-1}, [E y_{t-1}; ~h_{t-1}])
                 hidden = self.cell(torch.cat([embedded, state.feed], -1), state.hidden)
-            else:
+            else:                   # h_t = GRU(h_{t-1}, E y_{t-1})
                 hidden = self.rnn(embedded[:, None], state.hidden[None])[1][0]
-            context, weights = self._attend(hidden, state)
+            context, weights = self._attend(hidden, state)  # c_t, a_t
+            # ~h_t = tanh(W_c [c_t; h_t]): (batch, d_h), read again at step t + 1
             features = torch.tanh(self.combine(torch.cat([context, hidden], -1)))
             feed = features if self.input_feeding else state.feed
         return features, state._replace(hidden=hidden, feed=feed, weights=weights)
@@ -171,7 +176,7 @@ class AttentionDecoder(nn.Module):
         """Luong's decoder without input feeding: all states first, then all attention at once."""
         hidden, last = self.rnn(self.embedding(tokens), state.hidden[None])
         scores = self.score.score(hidden, state.prepared)  # (batch, t, src_len)
-        weights = _masked_softmax(scores, state.mask[:, None])
+        weights = masked_softmax(scores, state.mask[:, None])
         features = torch.tanh(self.combine(torch.cat([weights @ state.keys, hidden], -1)))
         return self.out(features), weights, state._replace(hidden=last[0], weights=weights[:, -1])
 
@@ -184,19 +189,19 @@ class AttentionSeq2Seq(StepwiseTranslator, nn.Module):
     (the previous state queries) or ``luong`` (the current state queries); ``attention_size``
     the a of the additive and concat scores (default d_h); ``input_feeding=False`` (Luong style
     only) drops ~h_{t-1} from the GRU's input, so teacher forcing runs the GRU over the whole
-    target in one call, much faster. Parameters come from ``seed``."""
+    target in one call, much faster. Parameters come from ``seed`` (None: from PyTorch's global
+    generator)."""
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_size: int = 64, hidden_size: int = 128,
                  score: str = "additive", style: str = "bahdanau", attention_size: int | None = None,
-                 input_feeding: bool = True, num_encoder_layers: int = 1, seed: int = 0):
+                 input_feeding: bool = True, num_encoder_layers: int = 1, seed: int | None = None):
         super().__init__()
         check_vocab_sizes(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
-        if isinstance(hidden_size, bool) or not isinstance(hidden_size, int) or hidden_size < 2 or hidden_size % 2:
+        if checks.integer(hidden_size, "hidden_size", 2, note="even: each encoder direction gets half") % 2:
             raise ValueError(f"expected an even hidden_size >= 2 (each encoder direction gets half), "
                              f"got {hidden_size!r}")
         self.tgt_vocab_size, self.score_name, self.style = tgt_vocab_size, score, style
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        with seeded(seed):
             self.encoder = BidirectionalEncoder(src_vocab_size, embed_size, hidden_size // 2, hidden_size,
                                                 num_encoder_layers)
             self.decoder = AttentionDecoder(tgt_vocab_size, embed_size, hidden_size, hidden_size, score, style,
@@ -219,7 +224,7 @@ class AttentionSeq2Seq(StepwiseTranslator, nn.Module):
 
     def forward_with_attention(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor):
         """Teacher forcing: logits (batch, tgt_len, |V_tgt|) and weights (batch, tgt_len, src_len)."""
-        _check_ids(tgt_in, "tgt_in", 2)
+        checks.token_ids(tgt_in, "tgt_in", 2)
         if tgt_in.shape[0] != src.shape[0]:
             raise ValueError(f"expected tgt_in with the source's batch of {src.shape[0]}, got {tuple(tgt_in.shape)}")
         logits, weights, _ = self.decoder(tgt_in, self.start(src, src_lengths))
@@ -231,10 +236,8 @@ class AttentionSeq2Seq(StepwiseTranslator, nn.Module):
         row j holds the weights the decoder used when predicting target word j (``tgt_ids`` are
         the target words without ``<bos>``/``<eos>``). On the CPU."""
         src = self.one_source(src_ids)
-        tgt = tgt_ids.cpu() if isinstance(tgt_ids, torch.Tensor) else torch.tensor(list(tgt_ids), dtype=torch.int64)
-        if tgt.dim() != 1 or tgt.numel() == 0:
-            raise ValueError(f"expected tgt_ids as a non-empty 1-d list or tensor of ids, got shape {tuple(tgt.shape)}")
-        tgt_in = torch.cat([torch.tensor([BOS]), tgt[:-1].long()])[None].to(src.device)
+        tgt = checks.as_token_ids(tgt_ids, "tgt_ids", 1).cpu()
+        tgt_in = torch.cat([torch.tensor([BOS]), tgt[:-1]])[None].to(src.device)
         _, weights = self.forward_with_attention(src, torch.tensor([src.shape[1]]), tgt_in)
         return weights[0].cpu()
 

@@ -20,13 +20,16 @@ import time
 import torch
 from torch import nn
 
+from . import checks
 from .device import pick_device
+from .gated import KINDS, GRUScratch, LSTMScratch
 from .progress import progress
-from .seeding import numpy_rng
+from .rnn import RNNScratch
+from .seeding import numpy_rng, seeded
 from .vocab import Vocab
 
 IGNORE = -100  # label of positions that carry no label (cross_entropy's ignore_index)
-FILLERS = ["the", "food", "service", "was", "is", "really", "quite", "and", "here", "today", "so", "very"]
+FILLER_WORDS = ["the", "food", "service", "was", "is", "really", "quite", "and", "here", "today", "so", "very"]
 POSITIVE = ["good", "great", "tasty", "fresh"]
 NEGATIVE = ["bad", "awful", "bland", "stale"]
 NOT = "not"
@@ -35,7 +38,7 @@ NOT = "not"
 # -- the task ------------------------------------------------------------------------------
 def negation_vocab() -> Vocab:
     """The task's 21 words, with no ``<unk>`` (an unknown word is an error)."""
-    return Vocab(FILLERS + POSITIVE + NEGATIVE + [NOT], unknown=False)
+    return Vocab(FILLER_WORDS + POSITIVE + NEGATIVE + [NOT], unknown=False)
 
 
 def negation_task(n: int, length: int = 12, seed: int = 0, p_not: float = 0.5, device=None):
@@ -45,17 +48,14 @@ def negation_task(n: int, length: int = 12, seed: int = 0, p_not: float = 0.5, d
     Returns ``tokens (n, length)`` int64, ``labels (n, length)`` int64 (1 = the adjective means
     positive, 0 = negative, :data:`IGNORE` elsewhere) and ``negated (n,)`` bool.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"expected a positive integer n, got {n!r}")
-    if isinstance(length, bool) or not isinstance(length, int) or length < 6:
-        raise ValueError(f"expected an integer length >= 6, got {length!r}")
-    if not 0 <= p_not <= 1:
-        raise ValueError(f"expected p_not between 0 and 1, got {p_not!r}")
+    checks.positive_int(n, "n")
+    checks.integer(length, "length", 6)
+    checks.number(p_not, "p_not", at_least=0, at_most=1)
     vocab = negation_vocab()
     rng = numpy_rng(seed)
-    fillers = torch.tensor(vocab.encode(FILLERS))
+    fillers = torch.tensor(vocab.encode(FILLER_WORDS))
     adjectives = torch.tensor(vocab.encode(POSITIVE + NEGATIVE))
-    tokens = fillers[torch.from_numpy(rng.integers(0, len(FILLERS), (n, length)))]
+    tokens = fillers[torch.from_numpy(rng.integers(0, len(FILLER_WORDS), (n, length)))]
     where = torch.from_numpy(rng.integers(0, length // 2, n))
     which = torch.from_numpy(rng.integers(0, len(adjectives), n))
     positive = which < len(POSITIVE)
@@ -86,22 +86,15 @@ def _one_layer(module: nn.Module, layer: int, reverse: bool) -> nn.Module:
     return single
 
 
+SCRATCH = {nn.LSTM: LSTMScratch, nn.GRU: GRUScratch, nn.RNN: RNNScratch}
+
+
 def _scratch_class(module: nn.Module):
-    from .gated import GRUScratch, LSTMScratch
-    from .rnn import RNNScratch
-
-    for torch_class, scratch in ((nn.LSTM, LSTMScratch), (nn.GRU, GRUScratch), (nn.RNN, RNNScratch)):
-        if type(module) is torch_class:
-            return scratch
-    raise TypeError(f"expected an nn.LSTM, nn.GRU or nn.RNN, got {type(module).__name__}")
-
-
-def _check_torch(module: nn.Module) -> None:
-    _scratch_class(module)
-    if not module.batch_first:
-        raise ValueError(f"expected a batch-first module: build it with {type(module).__name__}(..., batch_first=True)")
-    if getattr(module, "proj_size", 0):
-        raise ValueError("expected an nn.LSTM without a projection (proj_size=0)")
+    """The scratch class that copies a batch-first ``nn.LSTM`` / ``nn.GRU`` / ``nn.RNN``."""
+    checks.torch_module(module, tuple(SCRATCH))
+    checks.built_with([("batch_first=True", not module.batch_first),
+                       ("proj_size=0", getattr(module, "proj_size", 0) != 0)])
+    return SCRATCH[type(module)]
 
 
 class Bidirectional(nn.Module):
@@ -109,26 +102,26 @@ class Bidirectional(nn.Module):
 
     ``outputs[:, t]`` is ``[forward output at t, backward output at t]``: shape
     ``(batch, time, 2 * hidden)``. The final state is the pair ``(forward state, backward state)``;
-    the backward layer's final state is its state after reading the FIRST step.
+    the backward layer's final state is its state after reading the FIRST step. The backward
+    layer reads the whole time axis reversed, padding included: use it on equal-length sequences.
     """
+
+    bidirectional = True  # the output at t has read the steps after t (a language model refuses it)
 
     def __init__(self, forward_layer: nn.Module, backward_layer: nn.Module):
         super().__init__()
-        if forward_layer.hidden_size != backward_layer.hidden_size or \
-                forward_layer.input_size != backward_layer.input_size:
-            raise ValueError("expected two layers of the same input and hidden sizes, got "
-                             f"({forward_layer.input_size}, {forward_layer.hidden_size}) and "
-                             f"({backward_layer.input_size}, {backward_layer.hidden_size})")
+        sizes = [(layer.input_size, layer.hidden_size) for layer in (forward_layer, backward_layer)]
+        if sizes[0] != sizes[1]:
+            raise ValueError(f"expected two layers of the same input and hidden sizes, got {sizes[0]} and {sizes[1]}")
         self.forward_layer, self.backward_layer = forward_layer, backward_layer
         self.input_size, self.hidden_size = forward_layer.input_size, forward_layer.hidden_size
 
     @classmethod
     def from_torch(cls, module: nn.Module) -> "Bidirectional":
         """Scratch copies of both directions of a one-layer ``bidirectional=True`` module."""
-        _check_torch(module)
-        if not module.bidirectional or module.num_layers != 1:
-            raise ValueError("expected a module built with bidirectional=True and num_layers=1")
         scratch = _scratch_class(module)
+        checks.built_with([("bidirectional=True", not module.bidirectional),
+                           ("num_layers=1", module.num_layers != 1)])
         return cls(scratch.from_torch(_one_layer(module, 0, False)),
                    scratch.from_torch(_one_layer(module, 0, True)))
 
@@ -172,10 +165,16 @@ class Stacked(nn.Module):
         self.residual = bool(residual)
         self.input_size, self.hidden_size = layers[0].input_size, layers[-1].hidden_size
 
+    @property
+    def bidirectional(self) -> bool:
+        """True when any layer reads right to left too (its outputs then depend on later steps)."""
+        return any(getattr(layer, "bidirectional", False) for layer in self.layers)
+
     @classmethod
     def from_torch(cls, module: nn.Module) -> "Stacked":
-        """Scratch copies of every layer (and direction) of a multi-layer torch module."""
-        _check_torch(module)
+        """Scratch copies of every layer (and direction) of a multi-layer torch module. Dropout
+        between the layers (``dropout=`` of the torch module) is not copied: the copy equals the
+        module in ``eval()`` mode."""
         scratch = _scratch_class(module)
         layers = []
         for k in range(module.num_layers):
@@ -198,33 +197,26 @@ class Stacked(nn.Module):
 
 
 # -- a tagger and its training --------------------------------------------------------------------
-KINDS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
-
-
 class Tagger(nn.Module):
     """Word ids ``(batch, time)`` -> class scores at every position ``(batch, time, n_classes)``,
     through an embedding, a (possibly bidirectional, possibly stacked) recurrent layer and a
-    linear readout."""
+    linear readout. Parameters come from ``seed`` (None: from PyTorch's global generator)."""
 
     def __init__(self, vocab_size: int, kind: str = "gru", hidden_size: int = 32, embedding_dim: int = 16,
-                 bidirectional: bool = False, num_layers: int = 1, n_classes: int = 2):
+                 bidirectional: bool = False, num_layers: int = 1, n_classes: int = 2,
+                 seed: int | None = None):
         super().__init__()
-        if kind not in KINDS:
-            raise ValueError(f"expected kind to be one of {sorted(KINDS)}, got {kind!r}")
-        self.vocab_size = vocab_size
-        self.embedding = nn.Embedding(vocab_size, embedding_dim)
-        self.recurrent = KINDS[kind](embedding_dim, hidden_size, num_layers=num_layers, batch_first=True,
-                                     bidirectional=bidirectional)
-        self.readout = nn.Linear(hidden_size * (2 if bidirectional else 1), n_classes)
+        checks.one_of(kind, KINDS, "kind")
+        self.vocab_size = checks.positive_int(vocab_size, "vocab_size")
+        with seeded(seed):
+            self.embedding = nn.Embedding(vocab_size, embedding_dim)
+            self.recurrent = KINDS[kind](embedding_dim, hidden_size, num_layers=num_layers, batch_first=True,
+                                         bidirectional=bidirectional)
+            self.readout = nn.Linear(hidden_size * (2 if bidirectional else 1), n_classes)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype != torch.int64:
-            got = (f"shape {tuple(tokens.shape)} and dtype {tokens.dtype}" if isinstance(tokens, torch.Tensor)
-                   else type(tokens).__name__)
-            raise ValueError(f"expected token ids of shape (batch, time) and dtype torch.int64, got {got}")
-        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= self.vocab_size):
-            raise ValueError(f"expected token ids in 0..{self.vocab_size - 1}, got ids from "
-                             f"{int(tokens.min())} to {int(tokens.max())}")
+        """``tokens (batch, time)`` int64 -> scores ``(batch, time, n_classes)``."""
+        checks.token_ids(tokens, "token ids", 2, self.vocab_size, allow_empty=True)
         outputs, _ = self.recurrent(self.embedding(tokens))
         return self.readout(outputs)
 

@@ -21,6 +21,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
+from . import checks
+
 
 def ngrams(tokens: Sequence[str], n: int) -> Counter:
     """How often each n-gram (a tuple of n tokens) occurs in ``tokens``."""
@@ -85,8 +87,7 @@ def _as_references(refs, index: int) -> list[Sequence[str]]:
 def corpus_bleu(hypotheses: Sequence[Sequence[str]], references: Sequence, max_n: int = 4) -> BleuScore:
     """Corpus BLEU of ``hypotheses`` (token lists) against ``references``: for each hypothesis one
     reference (a token list) or several (a list of token lists)."""
-    if isinstance(max_n, bool) or not isinstance(max_n, int) or max_n < 1:
-        raise ValueError(f"expected max_n as an integer >= 1, got {max_n!r}")
+    checks.positive_int(max_n, "max_n")
     if len(hypotheses) != len(references):
         raise ValueError(f"expected one reference entry per hypothesis, got {len(hypotheses)} hypotheses "
                          f"and {len(references)} references")

@@ -1,24 +1,30 @@
-"""Decoding a sequence from any model that scores the next token: greedy search and beam search.
+"""Generating a sequence from any model that scores the next token: greedy search, beam search
+and sampling.
 
-Both take a function ``next_log_probs(prefixes) -> log_probs``: ``prefixes`` is a LongTensor
-(k, t) of k prefixes of the same length, each starting with ``<bos>``, and the answer is a
-(k, |V|) tensor whose row i holds ``log p(next token | prefix i)``. Chapter 4's encoder-decoder,
-chapter 5's attention model and chapter 6's Transformer all provide one
-(``model.next_log_probs_fn(src_ids)``), and so can a table in a test: the search does not care.
+All three take a function ``next_log_probs(prefixes) -> log_probs``
+(:class:`seqbook.interfaces.NextLogProbs`): ``prefixes`` is a LongTensor (k, t) of k prefixes of
+the same length, and the answer is a (k, |V|) tensor whose row i holds ``log p(next token |
+prefix i)``. Chapter 1's n-gram models and chapter 2's recurrent language model provide one
+(``model.next_log_probs_fn()``), and so do chapter 4's encoder-decoder, chapter 5's attention
+model and chapter 6's Transformer for a source sentence (``model.next_log_probs_fn(src_ids)``,
+prefixes starting with ``<bos>``), and so can a table in a test: the search does not care.
 
-``max_len`` counts generated tokens, ``<eos>`` included; a hypothesis that reaches it without
-``<eos>`` is returned unfinished (``finished=False``).
+For greedy and beam search ``max_len`` counts generated tokens, ``<eos>`` included; a hypothesis
+that reaches it without ``<eos>`` is returned unfinished (``finished=False``). :func:`sample`
+draws a fixed number of tokens, each from the next-token distribution reshaped by a
+temperature (0: always the most likely token).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 
-NextLogProbs = Callable[[torch.Tensor], torch.Tensor]
+from . import checks
+from .interfaces import NextLogProbs
+from .seeding import generator, numpy_rng
 
 
 @dataclass
@@ -41,14 +47,9 @@ def gnmt_penalty(length: int, alpha: float) -> float:
     return ((5 + length) / 6) ** alpha
 
 
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"expected {name} as an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def _scores(next_log_probs: NextLogProbs, prefixes: list[list[int]], eos: int) -> torch.Tensor:
-    """Call ``next_log_probs`` and check its answer; returns (k, |V|) float64 on the CPU."""
+def _scores(next_log_probs: NextLogProbs, prefixes: list[list[int]], eos: int | None = None) -> torch.Tensor:
+    """Call ``next_log_probs`` and check its answer: (k, |V|) log-probabilities on the CPU, in the
+    dtype the model gave (``|V| > eos`` when ``eos`` is given)."""
     k = len(prefixes)
     out = next_log_probs(torch.tensor(prefixes, dtype=torch.int64))
     if not isinstance(out, torch.Tensor):
@@ -56,23 +57,29 @@ def _scores(next_log_probs: NextLogProbs, prefixes: list[list[int]], eos: int) -
     if out.dim() != 2 or out.shape[0] != k:
         raise ValueError(f"expected next_log_probs to return shape ({k}, |V|) for {k} prefixes of length "
                          f"{len(prefixes[0])}, got {tuple(out.shape)}")
-    if out.shape[1] <= eos:
+    if eos is not None and out.shape[1] <= eos:
         raise ValueError(f"expected next_log_probs to score at least {eos + 1} tokens (eos = {eos}), "
                          f"got {out.shape[1]}")
-    out = out.detach().to("cpu", torch.float64)
+    out = out.detach().cpu()
     if torch.isnan(out).any() or (out > 1e-6).any():
         raise ValueError("expected log-probabilities (<= 0, no NaN) from next_log_probs: did it return "
                          "logits? apply log_softmax")
     return out
 
 
+def _check_search(beam_size, max_len, length_penalty) -> float:
+    """Beam search's settings, checked; returns the length penalty alpha."""
+    checks.positive_ints(beam_size=beam_size, max_len=max_len)
+    return checks.number(length_penalty, "length_penalty (GNMT's alpha)", at_least=0)
+
+
 def greedy(next_log_probs: NextLogProbs, bos: int, eos: int, max_len: int) -> Hypothesis:
     """The most likely next token at every step, until ``<eos>`` or ``max_len`` tokens."""
-    _check_int(max_len, "max_len", 1)
+    checks.positive_int(max_len, "max_len")
     tokens: list[int] = []
     total = 0.0
     while len(tokens) < max_len:
-        log_probs = _scores(next_log_probs, [[bos] + tokens], eos)[0]
+        log_probs = _scores(next_log_probs, [[bos] + tokens], eos)[0].double()
         token = int(log_probs.argmax())
         total += float(log_probs[token])
         tokens.append(token)
@@ -95,16 +102,12 @@ def beam_search(next_log_probs: NextLogProbs, bos: int, eos: int, beam_size: int
     ``length_penalty`` is GNMT's alpha (see :func:`gnmt_penalty`); beam_size=1 is
     greedy search.
     """
-    _check_int(beam_size, "beam_size", 1)
-    _check_int(max_len, "max_len", 1)
-    alpha = length_penalty
-    if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
-        raise ValueError("expected length_penalty (GNMT's alpha) as a number >= 0, "
-                         f"got {alpha!r}")
+    alpha = _check_search(beam_size, max_len, length_penalty)
     live = [Hypothesis([], 0.0, 0.0, finished=False)]
     finished: list[Hypothesis] = []
     for step in range(1, max_len + 1):
-        log_probs = _scores(next_log_probs, [[bos] + h.tokens for h in live], eos)
+        prefixes = [[bos] + h.tokens for h in live]
+        log_probs = _scores(next_log_probs, prefixes, eos).double()  # (live, vocab)
         so_far = torch.tensor([h.log_prob for h in live], dtype=torch.float64)
         totals = so_far[:, None] + log_probs  # (live, vocab)
         vocab = totals.shape[1]
@@ -117,7 +120,10 @@ def beam_search(next_log_probs: NextLogProbs, bos: int, eos: int, beam_size: int
             total = float(totals[parent, token])
             score = total / gnmt_penalty(step, alpha)
             hyp = Hypothesis(tokens, total, score, finished=token == eos)
-            (finished if token == eos else live).append(hyp)
+            if hyp.finished:  # set aside: the beam goes on with the others
+                finished.append(hyp)
+            else:
+                live.append(hyp)
         if not live:
             break
         if len(finished) >= beam_size:
@@ -130,3 +136,43 @@ def beam_search(next_log_probs: NextLogProbs, bos: int, eos: int, beam_size: int
     # a stable sort: equal scores keep the order they were found in
     finished.sort(key=lambda h: -h.score)
     return finished[:beam_size]
+
+
+# -- sampling ----------------------------------------------------------------------------------
+Draw = Callable[[torch.Tensor], int]  # probabilities (|V|,) -> the id of the token drawn
+
+
+def torch_draw(seed: int = 0) -> Draw:
+    """Draws with ``torch.multinomial`` from a CPU generator seeded with ``seed``: the same seed
+    gives the same tokens on any device (the probabilities are on the CPU)."""
+    gen = generator(seed)
+    return lambda probs: int(torch.multinomial(probs, 1, generator=gen))
+
+
+def numpy_draw(seed: int = 0) -> Draw:
+    """Draws with NumPy's ``Generator.choice`` (the inverse of the cumulative distribution at a
+    uniform number), seeded with ``seed``; chapter 1's n-gram models sample this way."""
+    rng = numpy_rng(seed)
+    return lambda probs: int(rng.choice(len(probs), p=probs.double().numpy()))
+
+
+def sample(next_log_probs: NextLogProbs, prefix: Sequence[int], length: int, temperature: float = 1.0,
+           seed: int = 0, draw: Draw | None = None) -> list[int]:
+    """``length`` token ids drawn one at a time after ``prefix`` (a list of ids, possibly empty).
+
+    Each comes from ``softmax(log p / temperature)``: temperature 1 is the model's own
+    distribution, below 1 sharper (towards the most likely token), above 1 flatter (towards
+    uniform), and ``temperature=0`` takes the most likely token every time (greedy, with no
+    ``<eos>`` to stop at). The random choice is ``draw(probs)``: by default :func:`torch_draw`
+    from ``seed``."""
+    checks.integer(length, "length", 0)
+    temperature = checks.number(temperature, "a temperature", at_least=0)
+    draw = draw or torch_draw(seed)
+    tokens = list(prefix)
+    for _ in range(length):
+        log_probs = _scores(next_log_probs, [tokens])[0]        # (|V|,)
+        if temperature == 0:
+            tokens.append(int(log_probs.argmax()))
+        else:
+            tokens.append(draw(torch.softmax(log_probs / temperature, dim=-1)))
+    return tokens[len(prefix):]

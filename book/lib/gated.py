@@ -34,30 +34,14 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from . import checks
+from .seeding import seeded
+
 __all__ = ["LSTMScratch", "GRUScratch", "CoupledLSTMScratch", "Trace", "set_forget_bias", "set_gate_bias", "memory_init",
-           "count_parameters", "check_sequence"]
+           "count_parameters", "KINDS"]
 
-
-def check_sequence(X, input_size: int, name: str = "input") -> torch.Tensor:
-    """``X`` as it must be for a recurrent layer: a float tensor ``(batch, time, input_size)``."""
-    if not isinstance(X, torch.Tensor):
-        raise TypeError(f"expected the {name} as a torch.Tensor of shape (batch, time, {input_size}), "
-                        f"got {type(X).__name__}")
-    if X.dim() != 3 or X.shape[-1] != input_size:
-        raise ValueError(f"expected {name} of shape (batch, time, {input_size}), got {tuple(X.shape)}")
-    if not X.is_floating_point():
-        raise TypeError(f"expected a floating-point {name}, got dtype {X.dtype} "
-                        "(token ids must go through an embedding or one-hot encoding first)")
-    if X.shape[1] == 0:
-        raise ValueError("expected at least one time step, got a sequence of length 0")
-    return X
-
-
-def _check_state_tensor(h, batch: int, hidden: int, name: str) -> torch.Tensor:
-    if not isinstance(h, torch.Tensor) or tuple(h.shape) != (batch, hidden):
-        got = tuple(h.shape) if isinstance(h, torch.Tensor) else type(h).__name__
-        raise ValueError(f"expected {name} of shape (batch, hidden) = ({batch}, {hidden}), got {got}")
-    return h
+# PyTorch's recurrent layers by name (chapter 3's experiments build them from a name)
+KINDS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 
 
 @dataclass
@@ -88,18 +72,16 @@ class _GatedBase(nn.Module):
     gate_names: tuple[str, ...] = ()
     torch_class: type = nn.Module
 
-    def __init__(self, input_size: int, hidden_size: int):
+    def __init__(self, input_size: int, hidden_size: int, seed: int | None = None):
         super().__init__()
-        for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"expected a positive integer {name}, got {value!r}")
-        self.input_size, self.hidden_size = input_size, hidden_size
+        self.input_size, self.hidden_size = checks.positive_ints(input_size=input_size, hidden_size=hidden_size)
         G = self.n_gates * hidden_size
         self.weight_ih = nn.Parameter(torch.empty(G, input_size))
         self.weight_hh = nn.Parameter(torch.empty(G, hidden_size))
         self.bias_ih = nn.Parameter(torch.empty(G))
         self.bias_hh = nn.Parameter(torch.empty(G))
-        self.reset_parameters()
+        with seeded(seed):  # seed=None: PyTorch's global generator, as nn.LSTM / nn.GRU use
+            self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """PyTorch's initialisation: every entry uniform in ±1/√hidden."""
@@ -119,15 +101,11 @@ class _GatedBase(nn.Module):
     def from_torch(cls, module: nn.Module):
         """A scratch layer holding a copy of the weights of a one-layer, unidirectional,
         batch-first ``nn.LSTM`` / ``nn.GRU`` with biases."""
-        if not isinstance(module, cls.torch_class):
-            raise TypeError(f"expected an nn.{cls.torch_class.__name__}, got {type(module).__name__}")
-        problems = [what for what, bad in (
-            ("num_layers=1", module.num_layers != 1), ("bidirectional=False", module.bidirectional),
-            ("batch_first=True", not module.batch_first), ("bias=True", not module.bias),
-            ("proj_size=0", getattr(module, "proj_size", 0) != 0)) if bad]
-        if problems:
-            raise ValueError(f"expected a module built with {', '.join(problems)}; "
-                             f"use one scratch layer per torch layer and direction")
+        checks.torch_module(module, cls.torch_class)
+        checks.built_with([("num_layers=1", module.num_layers != 1), ("bidirectional=False", module.bidirectional),
+                           ("batch_first=True", not module.batch_first), ("bias=True", not module.bias),
+                           ("proj_size=0", getattr(module, "proj_size", 0) != 0)],
+                          "use one scratch layer per torch layer and direction")
         layer = cls(module.input_size, module.hidden_size)
         layer = layer.to(device=module.weight_ih_l0.device, dtype=module.weight_ih_l0.dtype)
         with torch.no_grad():
@@ -155,14 +133,17 @@ class LSTMScratch(_GatedBase):
         if state is None:
             return self._initial(X), self._initial(X)
         if not isinstance(state, (tuple, list)) or len(state) != 2:
-            raise ValueError("expected the LSTM state as a pair (h, c), each of shape (batch, hidden)")
-        B, H = X.shape[0], self.hidden_size
-        return _check_state_tensor(state[0], B, H, "h"), _check_state_tensor(state[1], B, H, "c")
+            raise TypeError(f"expected the LSTM state as a pair (h, c), each of shape (batch, hidden), "
+                            f"got {checks.describe(state)}")
+        shape = (X.shape[0], self.hidden_size)
+        return tuple(checks.state_tensor(s, name, shape, "(batch, hidden)") for s, name in zip(state, "hc"))
 
     def step(self, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor):
         """One time step.
 
-        ``x (batch, input)``, ``h, c (batch, hidden)`` -> ``(h', c', gates)``.
+        ``x (batch, input)``, ``h, c (batch, hidden)`` -> ``(h', c', gates)``. The
+        gates' weights are stacked as in PyTorch, ``weight_ih`` (4 hidden, input),
+        hence ``x @ weight_ih.T`` (chapter 2's W_xh was (input, hidden)).
         """
         pre = x @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
         a_i, a_f, a_g, a_o = pre.chunk(4, dim=-1)
@@ -174,7 +155,7 @@ class LSTMScratch(_GatedBase):
 
     def run(self, X: torch.Tensor, state=None) -> Trace:
         """The forward pass with every step's ``h``, ``c`` and gates recorded (see :class:`Trace`)."""
-        X = check_sequence(X, self.input_size)
+        checks.sequence(X, self.input_size)
         h, c = self._state(X, state)
         trace = Trace(outputs=None, final_state=None, states={"h": [], "c": []},
                       gates={k: [] for k in self.gate_names})
@@ -201,14 +182,15 @@ class GRUScratch(_GatedBase):
         if state is None:
             return self._initial(X)
         if isinstance(state, (tuple, list)):
-            raise ValueError("expected the GRU state as one tensor h of shape (batch, hidden), got a "
-                             f"{type(state).__name__} (an LSTM state?)")
-        return _check_state_tensor(state, X.shape[0], self.hidden_size, "h")
+            raise TypeError("expected the GRU state as one tensor h of shape (batch, hidden), got a "
+                            f"{type(state).__name__} (an LSTM state?)")
+        return checks.state_tensor(state, "h", (X.shape[0], self.hidden_size), "(batch, hidden)")
 
     def step(self, x: torch.Tensor, h: torch.Tensor):
         """One time step.
 
-        ``x (batch, input)``, ``h (batch, hidden)`` -> ``(h', gates)``.
+        ``x (batch, input)``, ``h (batch, hidden)`` -> ``(h', gates)``. The weights are
+        stacked as in PyTorch, ``weight_ih`` (3 * hidden, input): ``x @ weight_ih.T``.
         """
         xr, xz, xn = (x @ self.weight_ih.T + self.bias_ih).chunk(3, dim=-1)
         hr, hz, hn = (h @ self.weight_hh.T + self.bias_hh).chunk(3, dim=-1)
@@ -220,7 +202,7 @@ class GRUScratch(_GatedBase):
 
     def run(self, X: torch.Tensor, state=None) -> Trace:
         """The forward pass with every step's ``h`` and gates recorded (see :class:`Trace`)."""
-        X = check_sequence(X, self.input_size)
+        checks.sequence(X, self.input_size)
         h = self._state(X, state)
         trace = Trace(outputs=None, final_state=None, states={"h": []},
                       gates={k: [] for k in self.gate_names})
@@ -268,8 +250,7 @@ def set_gate_bias(module: nn.Module, gate: str, value: float):
         names, b_ih, b_hh = _GATES[type(module)], module.bias_ih_l0, module.bias_hh_l0
     else:
         raise TypeError(f"expected an LSTM or GRU (scratch or torch), got {type(module).__name__}")
-    if gate not in names:
-        raise ValueError(f"expected a gate among {names}, got {gate!r}")
+    checks.one_of(gate, names, "the gate")
     k, H = names.index(gate), module.hidden_size
     with torch.no_grad():
         b_ih[k * H:(k + 1) * H] = float(value)
@@ -302,6 +283,5 @@ def memory_init(module: nn.Module, strength: float = 3.0):
 
 def count_parameters(module: nn.Module) -> int:
     """The number of trainable numbers in ``module``."""
-    if not isinstance(module, nn.Module):
-        raise TypeError(f"expected an nn.Module, got {type(module).__name__}")
+    checks.torch_module(module, nn.Module)
     return sum(p.numel() for p in module.parameters() if p.requires_grad)

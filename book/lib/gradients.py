@@ -12,21 +12,25 @@ of tensors that the computation really went through works, such as an LSTM's cel
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import torch
 
+from . import checks
+from .seeding import generator
+
 
 def _check_states(states) -> list[torch.Tensor]:
-    if isinstance(states, torch.Tensor) or not isinstance(states, (list, tuple)) or not states:
-        raise ValueError("expected a non-empty list of per-step state tensors, each (batch, hidden), "
-                         f"got {type(states).__name__} (a stacked output tensor is not on the gradient "
-                         "path: record the states themselves, e.g. with RNNScratch.unroll)")
+    """The per-step states a forward pass recorded: a non-empty list of (batch, hidden) tensors
+    that are nodes of the autograd graph."""
+    if isinstance(states, torch.Tensor) or not isinstance(states, (list, tuple)):
+        raise TypeError("expected a list of per-step state tensors, each (batch, hidden), "
+                        f"got {type(states).__name__} (a stacked output tensor is not on the gradient "
+                        "path: record the states themselves, e.g. with RNNScratch.unroll)")
+    if not states:
+        raise ValueError("expected a non-empty list of per-step state tensors, got an empty one")
     for t, s in enumerate(states):
-        if not isinstance(s, torch.Tensor) or s.dim() != 2:
-            got = f"shape {tuple(s.shape)}" if isinstance(s, torch.Tensor) else type(s).__name__
-            raise ValueError(f"expected every state to be a (batch, hidden) tensor, got {got} at step {t}")
+        checks.float_tensor(s, f"state {t}", "(batch, hidden)", (2,))
         if s.shape[0] != states[0].shape[0]:
             raise ValueError(f"expected every state to have batch size {states[0].shape[0]}, "
                              f"got {s.shape[0]} at step {t}")
@@ -46,9 +50,9 @@ def state_jacobians(states: Sequence[torch.Tensor], target: torch.Tensor | None 
     """
     states = _check_states(states)
     target = states[-1] if target is None else target
-    if not isinstance(target, torch.Tensor) or target.dim() != 2 or target.shape[0] != states[0].shape[0]:
-        raise ValueError(f"expected a target of shape ({states[0].shape[0]}, out), got "
-                         f"{tuple(target.shape) if isinstance(target, torch.Tensor) else type(target).__name__}")
+    checks.float_tensor(target, "the target", f"({states[0].shape[0]}, out)", (2,))
+    if target.shape[0] != states[0].shape[0]:
+        raise ValueError(f"expected a target of shape ({states[0].shape[0]}, out), got {tuple(target.shape)}")
     batch, out = target.shape
     # Row i of the identity, copied for every example, selects d target[:, i] / d state.
     rows = torch.eye(out, dtype=target.dtype, device=target.device).unsqueeze(1).expand(out, batch, out)
@@ -71,10 +75,8 @@ def state_jacobian_norms(states: Sequence[torch.Tensor], target: torch.Tensor | 
     with ``reduce="mean"``, or (batch, T) with ``reduce="none"``; index ``t`` matches ``states``,
     so ``.flip(-1)`` orders the norms by distance ``T - t`` when the target is the last state.
     """
-    if reduce not in ("mean", "none"):
-        raise ValueError(f"expected reduce 'mean' or 'none', got {reduce!r}")
-    if ord not in (2, "fro"):
-        raise ValueError(f"expected ord 2 (spectral) or 'fro' (Frobenius), got {ord!r}")
+    checks.one_of(reduce, ("mean", "none"), "reduce")
+    checks.one_of(ord, (2, "fro"), "ord")  # spectral or Frobenius
     # In float64: the norm of a float32 matrix whose entries are all tiny can underflow to 0
     # although no entry does (see loss_gradient_norms).
     Js = state_jacobians(states, target)
@@ -90,11 +92,11 @@ def loss_gradient_norms(loss: torch.Tensor, states: Sequence[torch.Tensor], redu
     every path from ``h_t`` to the loss. Shape (T,) with ``reduce="mean"`` (over the batch),
     (batch, T) with ``reduce="none"``."""
     states = _check_states(states)
-    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-        raise ValueError(f"expected a scalar loss, got "
-                         f"{tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__}")
-    if reduce not in ("mean", "none"):
-        raise ValueError(f"expected reduce 'mean' or 'none', got {reduce!r}")
+    if not isinstance(loss, torch.Tensor):
+        raise TypeError(f"expected a scalar loss tensor, got {checks.describe(loss)}")
+    if loss.numel() != 1:
+        raise ValueError(f"expected a scalar loss, got shape {tuple(loss.shape)}")
+    checks.one_of(reduce, ("mean", "none"), "reduce")
     grads = torch.autograd.grad(loss, states, retain_graph=True, allow_unused=True)
     # The norm squares the entries: in float32, entries below about 1e-23 have squares that
     # underflow, and the norm reads 0 although every entry is non-zero. float64 does not.
@@ -105,9 +107,7 @@ def loss_gradient_norms(loss: torch.Tensor, states: Sequence[torch.Tensor], redu
 
 # -- the scale of the recurrent matrix -------------------------------------------------------
 def _check_matrix(W, square: bool) -> torch.Tensor:
-    if not isinstance(W, torch.Tensor) or W.dim() != 2:
-        raise ValueError(f"expected a 2-d weight matrix, got "
-                         f"{tuple(W.shape) if isinstance(W, torch.Tensor) else type(W).__name__}")
+    checks.float_tensor(W, "the weight matrix", "(rows, columns)", (2,))
     if square and W.shape[0] != W.shape[1]:
         raise ValueError(f"expected a square matrix for a spectral radius, got shape {tuple(W.shape)} "
                          "(use the largest singular value for a rectangular one)")
@@ -125,8 +125,7 @@ def spectral_radius(W: torch.Tensor) -> float:
 
 
 def _rescale(W: torch.Tensor, current: float, value: float, what: str) -> torch.Tensor:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or math.isinf(value):
-        raise ValueError(f"expected a finite, non-negative {what}, got {value!r}")
+    checks.number(value, f"a finite {what}", at_least=0)
     if current == 0:
         raise ValueError(f"cannot rescale a matrix whose {what} is 0 to {value}")
     with torch.no_grad():
@@ -148,8 +147,6 @@ def orthogonal_(W: torch.Tensor, scale: float = 1.0, seed: int = 0) -> torch.Ten
     """Fill a square ``W`` in place with ``scale`` times a random orthogonal matrix (every singular
     value, and every |eigenvalue|, equal to ``scale``); returns ``W``."""
     _check_matrix(W, True)
-    from .seeding import generator
-
     A = torch.randn(W.shape, generator=generator(seed), dtype=torch.float64)
     Q, R = torch.linalg.qr(A)
     Q = Q * torch.sign(torch.diagonal(R))  # makes the draw uniform over orthogonal matrices
@@ -160,7 +157,10 @@ def orthogonal_(W: torch.Tensor, scale: float = 1.0, seed: int = 0) -> torch.Ten
 
 # -- reading the measurements ------------------------------------------------------------------
 def _by_distance(norms) -> torch.Tensor:
-    norms = torch.as_tensor(norms, dtype=torch.float64).detach().cpu()
+    try:
+        norms = torch.as_tensor(norms, dtype=torch.float64).detach().cpu()
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"expected a 1-d sequence of norms ordered by distance, got {checks.describe(norms)}") from None
     if norms.dim() != 1 or norms.numel() < 2:
         raise ValueError(f"expected a 1-d sequence of at least two norms ordered by distance, got shape "
                          f"{tuple(norms.shape)}")
@@ -192,8 +192,7 @@ def effective_memory(norms_by_distance, fraction: float = 0.01) -> int:
     """How many steps back the signal stays at or above ``fraction`` of its value at distance 0:
     the first distance ``k`` where ``norm_k < fraction * norm_0``. If that never happens within
     the measured range, the range's length is returned (a lower bound)."""
-    if not 0 < fraction < 1:
-        raise ValueError(f"expected a fraction between 0 and 1, got {fraction!r}")
+    checks.number(fraction, "a fraction", above=0, below=1)
     norms = _by_distance(norms_by_distance)
     if not norms[0] > 0:
         raise ValueError(f"expected a positive norm at distance 0, got {float(norms[0])}")

@@ -23,13 +23,13 @@ import time
 import torch
 from torch import nn
 
+from . import checks
 from .device import pick_device
-from .gated import memory_init
+from .gated import KINDS, memory_init
 from .progress import progress
-from .seeding import generator
+from .seeding import generator, seeded
 
 TOLERANCE = 0.04  # the paper's criterion for a correctly processed sequence
-KINDS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 
 
 def adding_problem(n: int, length: int, seed: int = 0, device=None):
@@ -37,13 +37,14 @@ def adding_problem(n: int, length: int, seed: int = 0, device=None):
 
     Returns ``X (n, length, 2)`` float32 (value, marker) and ``y (n,)`` float32 targets in [0, 1].
     """
-    for name, value, least in (("n", n, 1), ("length", length, 12)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ValueError(f"expected an integer {name} >= {least}, got {value!r}")
+    checks.integer(n, "n", 1)
+    checks.integer(length, "length", 12)
     gen = generator(seed)
     values = torch.rand(n, length, generator=gen) * 2 - 1
     first = torch.randint(0, 10, (n,), generator=gen)
-    # The second mark: uniform over the first length//2 - 1 steps other than `first`.
+    # The second mark: uniform over the first length//2 - 1 steps other than `first` (exactly so
+    # when `first` is among them, i.e. for length >= 22; below that, step length//2 - 2 is never
+    # marked when first >= length//2 - 1. The chapter uses length >= 50.)
     second = torch.randint(0, length // 2 - 2, (n,), generator=gen)
     second = second + (second >= first).long()
     rows = torch.arange(n)
@@ -61,23 +62,23 @@ def adding_problem(n: int, length: int, seed: int = 0, device=None):
 
 
 class LastStepRegressor(nn.Module):
-    """A recurrent layer read out by a linear unit at the last step: ``(batch, time, 2) -> (batch,)``."""
+    """A recurrent layer read out by a linear unit at the last step: ``(batch, time, 2) -> (batch,)``.
+
+    Parameters come from ``seed`` (None: from PyTorch's global generator)."""
 
     def __init__(self, kind: str = "lstm", hidden_size: int = 32, input_size: int = 2,
-                 recurrent: nn.Module | None = None):
+                 recurrent: nn.Module | None = None, seed: int | None = None):
         super().__init__()
-        if recurrent is None:
-            if kind not in KINDS:
-                raise ValueError(f"expected kind to be one of {sorted(KINDS)}, got {kind!r}")
-            recurrent = KINDS[kind](input_size, hidden_size, batch_first=True)
-        self.kind, self.input_size = kind, input_size
-        self.recurrent = recurrent
-        self.readout = nn.Linear(hidden_size, 1)
+        with seeded(seed):
+            if recurrent is None:
+                recurrent = KINDS[checks.one_of(kind, KINDS, "kind")](input_size, hidden_size, batch_first=True)
+            self.kind, self.input_size = kind, input_size
+            self.recurrent = recurrent
+            self.readout = nn.Linear(hidden_size, 1)
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
-        if not isinstance(X, torch.Tensor) or X.dim() != 3 or X.shape[-1] != self.input_size:
-            got = tuple(X.shape) if isinstance(X, torch.Tensor) else type(X).__name__
-            raise ValueError(f"expected input of shape (batch, time, {self.input_size}), got {got}")
+        """``X (batch, time, input_size)`` -> one prediction per sequence ``(batch,)``."""
+        checks.sequence(X, self.input_size)
         outputs, _ = self.recurrent(X)
         return self.readout(outputs[:, -1]).squeeze(-1)
 
@@ -124,8 +125,7 @@ def train_adding(kind: str, length: int, steps: int = 600, batch: int = 64, hidd
     and ``seconds`` taken.
     """
     device = device or pick_device()
-    torch.manual_seed(seed)
-    model = LastStepRegressor(kind, hidden_size).to(device)
+    model = LastStepRegressor(kind, hidden_size, seed=seed).to(device)
     if memory_bias is not None and kind != "rnn":
         memory_init(model.recurrent, memory_bias)
     opt = torch.optim.Adam(model.parameters(), lr=lr)

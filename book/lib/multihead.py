@@ -14,9 +14,9 @@ PyTorch's ``nn.MultiheadAttention`` convention, **True = blocked**:
 
 (``torch.nn.functional.scaled_dot_product_attention`` reads a boolean ``attn_mask`` the other way
 round, True = may attend; the tests convert between them.) :class:`MultiHeadAttention` has
-``from_torch(nn.MultiheadAttention)`` (``batch_first=True``); its parameters come from PyTorch's
-global generator (``torch.manual_seed`` fixes them). The layers and the whole model built from
-these pieces are in :mod:`seqbook.transformer`.
+``from_torch(nn.MultiheadAttention)`` (``batch_first=True``); its parameters come from ``seed``
+(None: from PyTorch's global generator, as ``nn.MultiheadAttention``'s). The layers and the whole
+model built from these pieces are in :mod:`seqbook.transformer`.
 """
 
 from __future__ import annotations
@@ -27,61 +27,28 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import checks
+from .seeding import seeded
 
 __all__ = ["causal_mask", "padding_mask", "scaled_dot_product_attention", "MultiHeadAttention",
-           "softmax_saturation"]
+           "softmax_saturation", "dropout_probability"]
 
 
-# -- checks --------------------------------------------------------------------------------
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"expected a positive integer {name}, got {value!r}")
-    return value
-
-
-def _dropout_p(value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ValueError(f"expected a dropout probability in [0, 1), got {value!r}")
-    return float(value)
-
-
-def _shape(x) -> str:
-    return str(tuple(x.shape)) if isinstance(x, torch.Tensor) else type(x).__name__
-
-
-def _check_float(x, expected: str, last: int | None, name: str, dims=(3,)) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"expected {name} as a torch.Tensor of shape {expected}, got {_shape(x)}")
-    if x.dim() not in dims or (last is not None and x.shape[-1] != last):
-        raise ValueError(f"expected {name} of shape {expected}, got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"expected a floating-point {name}, got dtype {x.dtype}")
-    return x
-
-
-def _check_mask(mask, shape: tuple, name: str, meaning: str) -> torch.Tensor | None:
-    if mask is None:
-        return None
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        got = f"dtype {mask.dtype}" if isinstance(mask, torch.Tensor) else type(mask).__name__
-        raise TypeError(f"expected {name} as a bool tensor ({meaning}), got {got}")
-    if tuple(mask.shape) != tuple(shape):
-        raise ValueError(f"expected {name} of shape {tuple(shape)} ({meaning}), "
-                         f"got {tuple(mask.shape)}")
-    return mask
+def dropout_probability(value) -> float:
+    """A dropout probability, checked: a number in [0, 1)."""
+    return checks.number(value, "a dropout probability", at_least=0, below=1)
 
 
 # -- masks and attention -------------------------------------------------------------------
 def causal_mask(size: int, device=None) -> torch.Tensor:
     """``(size, size)`` bool, True above the diagonal: query ``i`` may not see key ``j > i``."""
-    _positive_int(size, "size")
+    checks.positive_int(size, "size")
     return torch.ones(size, size, dtype=torch.bool, device=device).triu(1)
 
 
 def padding_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
     """``(batch, max_len)`` bool, True at positions ``>= lengths[b]`` (the padding)."""
-    if not isinstance(lengths, torch.Tensor) or lengths.dim() != 1 or lengths.is_floating_point():
-        raise ValueError(f"expected lengths as an integer tensor of shape (batch,), got {_shape(lengths)}")
+    checks.token_ids(lengths, "lengths", 1, allow_empty=True)
     if len(lengths) and (lengths.min() < 1 or lengths.max() > max_len):
         raise ValueError(f"expected every length between 1 and {max_len}, got {lengths.tolist()}")
     return torch.arange(max_len, device=lengths.device) >= lengths[:, None]
@@ -103,16 +70,9 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     all ``-inf`` gives. ``dropout_p`` drops weights (and rescales the rest) before they mix
     ``v``; the returned weights are the ones before dropout.
     """
-    q = _check_float(q, "(batch, [heads,] queries, d_k)", None, "q", dims=(3, 4))
-    d_k = q.shape[-1]
-    lead, n_q = tuple(q.shape[:-2]), q.shape[-2]
-    k = _check_float(k, f"{lead + ('keys', d_k)}", d_k, "k", dims=(q.dim(),))
-    if tuple(k.shape[:-2]) != lead:
-        raise ValueError(f"expected k of shape {lead + ('keys', d_k)}, got {tuple(k.shape)}")
-    n_k = k.shape[-2]
-    v = _check_float(v, f"{lead + (n_k, 'd_v')}", None, "v", dims=(q.dim(),))
-    if tuple(v.shape[:-1]) != lead + (n_k,):
-        raise ValueError(f"expected v of shape {lead + (n_k, 'd_v')}, got {tuple(v.shape)}")
+    checks.float_tensor(q, "q", "(batch, [heads,] queries, d_k)", (3, 4))
+    checks.query_key_value(q, k, v, None, q.shape[-1], names=("q", "k", "v"), dims=(q.dim(),))
+    d_k, lead, n_q, n_k = q.shape[-1], tuple(q.shape[:-2]), q.shape[-2], k.shape[-2]
     blocked = _blocked_pairs(n_q, n_k, lead[0], q.dim(), key_padding_mask, causal, attn_mask,
                              q.device)
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
@@ -140,10 +100,11 @@ def _blocked_pairs(n_q, n_k, batch, dims, key_padding_mask, causal, attn_mask, d
     blocked = None
     if causal:
         blocked = causal_mask(max(n_q, n_k), device)[:n_q, :n_k]
-    if _check_mask(attn_mask, (n_q, n_k), "attn_mask", "True = blocked pair") is not None:
+    if attn_mask is not None:
+        checks.bool_mask(attn_mask, "attn_mask", "True = blocked pair", (n_q, n_k))
         blocked = attn_mask if blocked is None else blocked | attn_mask
-    if _check_mask(key_padding_mask, (batch, n_k), "key_padding_mask",
-                   "True = padding key") is not None:
+    if key_padding_mask is not None:
+        checks.bool_mask(key_padding_mask, "key_padding_mask", "True = padding key", (batch, n_k))
         per_batch = key_padding_mask.view((batch,) + (1,) * (dims - 2) + (n_k,))
         blocked = per_batch if blocked is None else blocked | per_batch
     return blocked if blocked is not None and blocked.any() else None
@@ -159,8 +120,7 @@ def softmax_saturation(d_k: int, num_keys: int = 16, samples: int = 2000, seed: 
     one-hot, whose gradient is nearly 0), ``"grad_norm_unscaled"`` / ``"grad_norm_scaled"``:
     the mean Frobenius norm of the softmax's Jacobian ``diag(p) - p p^T``}.
     """
-    for value, name in ((d_k, "d_k"), (num_keys, "num_keys"), (samples, "samples")):
-        _positive_int(value, name)
+    checks.positive_ints(d_k=d_k, num_keys=num_keys, samples=samples)
     gen = torch.Generator().manual_seed(seed)
     q = torch.randn(samples, 1, d_k, generator=gen, dtype=torch.float64)
     k = torch.randn(samples, num_keys, d_k, generator=gen, dtype=torch.float64)
@@ -183,19 +143,21 @@ class MultiHeadAttention(nn.Module):
     d_model), key_padding_mask=None, causal=False, attn_mask=None)`` returns
     ``(output (batch, queries, d_model), weights (batch, heads, queries, keys))``.
     Self-attention passes the same tensor three times; cross-attention passes the decoder's
-    states as ``query`` and the encoder's output as ``key`` and ``value``.
+    states as ``query`` and the encoder's output as ``key`` and ``value``. Parameters come from
+    ``seed`` (None: from PyTorch's global generator).
     """
 
-    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0):
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, seed: int | None = None):
         super().__init__()
-        _positive_int(d_model, "d_model"), _positive_int(num_heads, "num_heads")
+        checks.positive_ints(d_model=d_model, num_heads=num_heads)
         if d_model % num_heads:
             raise ValueError(f"expected d_model divisible by num_heads, got {d_model} and {num_heads}")
         self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
-        self.dropout = _dropout_p(dropout)
-        self.q_proj, self.k_proj, self.v_proj = (nn.Linear(d_model, d_model) for _ in range(3))
-        self.out_proj = nn.Linear(d_model, d_model)
-        self.reset_parameters()
+        self.dropout = dropout_probability(dropout)
+        with seeded(seed):
+            self.q_proj, self.k_proj, self.v_proj = (nn.Linear(d_model, d_model) for _ in range(3))
+            self.out_proj = nn.Linear(d_model, d_model)
+            self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """As ``nn.MultiheadAttention``: Xavier-uniform projections (the bound computed over
@@ -214,16 +176,12 @@ class MultiHeadAttention(nn.Module):
     def from_torch(cls, module: nn.MultiheadAttention) -> "MultiHeadAttention":
         """A copy of a batch-first ``nn.MultiheadAttention`` with biases, equal key/value size
         and no ``add_bias_kv`` / ``add_zero_attn``."""
-        if not isinstance(module, nn.MultiheadAttention):
-            raise TypeError(f"expected an nn.MultiheadAttention, got {type(module).__name__}")
-        problems = [what for what, bad in (
-            ("batch_first=True", not module.batch_first),
-            ("kdim = vdim = embed_dim", not module._qkv_same_embed_dim),
-            ("bias=True", module.in_proj_bias is None),
-            ("add_bias_kv=False", module.bias_k is not None),
-            ("add_zero_attn=False", module.add_zero_attn)) if bad]
-        if problems:
-            raise ValueError(f"expected a module built with {', '.join(problems)}")
+        checks.torch_module(module, nn.MultiheadAttention)
+        checks.built_with([("batch_first=True", not module.batch_first),
+                           ("kdim = vdim = embed_dim", not module._qkv_same_embed_dim),
+                           ("bias=True", module.in_proj_bias is None),
+                           ("add_bias_kv=False", module.bias_k is not None),
+                           ("add_zero_attn=False", module.add_zero_attn)])
         mha = cls(module.embed_dim, module.num_heads, module.dropout)
         mha = mha.to(device=module.in_proj_weight.device, dtype=module.in_proj_weight.dtype)
         with torch.no_grad():
@@ -241,19 +199,17 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, query, key, value, key_padding_mask=None, causal: bool = False,
                 attn_mask=None):
+        """Attention of ``query (batch, queries, d_model)`` over ``key`` and ``value``
+        (batch, keys, d_model), masks True = blocked -> output (batch, queries, d_model)
+        and the weights of every head (batch, heads, queries, keys)."""
         d = self.d_model
-        query = _check_float(query, f"(batch, queries, {d})", d, "query")
-        key = _check_float(key, f"(batch, keys, {d})", d, "key")
-        value = _check_float(value, f"(batch, keys, {d})", d, "value")
-        if key.shape[0] != query.shape[0] or value.shape[:2] != key.shape[:2]:
-            batch = query.shape[0]
-            raise ValueError(f"expected key and value of shape ({batch}, keys, {d}), "
-                             f"got {tuple(key.shape)} and {tuple(value.shape)}")
-        q = self._split(self.q_proj(query))
-        k = self._split(self.k_proj(key))
-        v = self._split(self.v_proj(value))
+        checks.query_key_value(query, key, value, d, d, d)
+        B, n = query.shape[:2]
+        q = self._split(self.q_proj(query))  # Q W_Q^i, every head i: (B, heads, n, d_k)
+        k = self._split(self.k_proj(key))    # K W_K^i: (B, heads, keys, d_k)
+        v = self._split(self.v_proj(value))  # V W_V^i: (B, heads, keys, d_k)
         dropout = self.dropout if self.training else 0.0
-        heads, weights = scaled_dot_product_attention(
+        heads, weights = scaled_dot_product_attention(  # head_i: (B, heads, n, d_k)
             q, k, v, key_padding_mask, causal, attn_mask, dropout)
-        concat = heads.transpose(1, 2).reshape(query.shape[0], query.shape[1], d)
-        return self.out_proj(concat), weights
+        concat = heads.transpose(1, 2).reshape(B, n, d)  # Concat(head_i): (B, n, d)
+        return self.out_proj(concat), weights            # Concat(...) W_O: (B, n, d)

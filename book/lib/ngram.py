@@ -7,7 +7,6 @@ An order-``n`` model makes the Markov assumption that a token depends only on th
 from __future__ import annotations
 
 import math
-import numbers
 from collections import Counter
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
@@ -15,7 +14,10 @@ from typing import Hashable, Iterable, Sequence
 import numpy as np
 import torch
 
-from .seeding import generator, numpy_rng
+from . import checks
+from .decoding import numpy_draw, sample
+from .interfaces import NextLogProbs
+from .seeding import generator
 
 
 class _Boundary:
@@ -37,12 +39,10 @@ class NGramLM:
     """
 
     def __init__(self, n: int, alpha: float = 1.0):
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"expected an integer order n >= 1, got {n!r}")
-        if not isinstance(alpha, (int, float)) or alpha < 0 or math.isnan(alpha):
-            raise ValueError(f"expected a smoothing constant alpha >= 0, got {alpha!r}")
-        self.n, self.alpha = n, float(alpha)
+        self.n = checks.integer(n, "order n", 1)
+        self.alpha = checks.number(alpha, "a smoothing constant alpha", at_least=0)
         self.vocab: list[Hashable] = []
+        self._index: dict[Hashable, int] = {}
         self._next: dict[tuple, Counter] = {}
         self._totals: dict[tuple, int] = {}
 
@@ -74,8 +74,7 @@ class NGramLM:
         """The same counts with another smoothing constant (counting is the slow part; alpha
         only enters when probabilities are read off). The counts are shared, not copied."""
         other = NGramLM(self.n, alpha)
-        other.vocab, other._next, other._totals = self.vocab, self._next, self._totals
-        other._index = getattr(self, "_index", {})
+        other.vocab, other._index, other._next, other._totals = self.vocab, self._index, self._next, self._totals
         return other
 
     def _require_fitted(self) -> None:
@@ -178,30 +177,33 @@ class NGramLM:
         return float(math.exp(-self.token_log_probs(tokens, temperature).mean()))
 
     # -- generation -------------------------------------------------------------------------
-    def sample(self, length: int, seed: int = 0, temperature: float = 1.0, context: Sequence = ()) -> list:
-        """Draw ``length`` tokens, each from p(. | context)^(1/temperature), renormalised.
-
-        Temperature below 1 sharpens the distribution (towards the most likely token),
-        above 1 flattens it (towards uniform)."""
+    def next_log_probs_fn(self, context: Sequence = ()) -> NextLogProbs:
+        """``next_log_probs(prefixes (k, t)) -> (k, |V|)`` for :mod:`seqbook.decoding`: the log of
+        p(. | context followed by prefix i), where a prefix holds ids, positions in ``self.vocab``
+        (float64; ``-inf`` for an unseen n-gram when ``alpha = 0``)."""
         self._require_fitted()
-        if not isinstance(length, int) or length < 0:
-            raise ValueError(f"expected a non-negative integer length, got {length!r}")
-        _check_temperature(temperature)
-        rng = numpy_rng(seed)
-        history = self._context(context)  # only the last n - 1 tokens matter
-        out = []
-        for _ in range(length):
-            p = apply_temperature(self.distribution(history), temperature)
-            tok = self.vocab[rng.choice(len(p), p=p)]
-            out.append(tok)
-            history = (history + (tok,))[1:] if self.n > 1 else ()
-        return out
+        context = list(self._context(context))
+
+        def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
+            checks.token_ids(prefixes, "prefixes", 2, len(self.vocab), allow_empty=True)
+            rows = [self.distribution(context + [self.vocab[i] for i in row]) for row in prefixes.tolist()]
+            with np.errstate(divide="ignore"):
+                return torch.from_numpy(np.log(np.stack(rows)))
+
+        return next_log_probs
+
+    def sample(self, length: int, seed: int = 0, temperature: float = 1.0, context: Sequence = ()) -> list:
+        """Draw ``length`` tokens after ``context``, by :func:`seqbook.decoding.sample`: each from
+        p(. | the n - 1 tokens before it)^(1/temperature), renormalised. Temperature below 1
+        sharpens the distribution (towards the most likely token), above 1 flattens it (towards
+        uniform), 0 takes the most likely token every time. The draws come from NumPy's
+        generator seeded with ``seed``."""
+        ids = sample(self.next_log_probs_fn(context), [], length, temperature, draw=numpy_draw(seed))
+        return [self.vocab[i] for i in ids]
 
 
 def _check_temperature(temperature) -> None:
-    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature > 0 \
-            or not math.isfinite(temperature):
-        raise ValueError(f"expected a temperature > 0, got {temperature!r}")
+    checks.number(temperature, "a temperature", above=0)
 
 
 def apply_temperature(probs: np.ndarray, temperature: float) -> np.ndarray:
@@ -216,11 +218,7 @@ def apply_temperature(probs: np.ndarray, temperature: float) -> np.ndarray:
 
 def bigram_count_matrix(ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
     """Counts ``C[i, j]`` of id ``j`` following id ``i`` in a 1-d tensor of ids; shape (V, V)."""
-    if not isinstance(ids, torch.Tensor) or ids.dim() != 1 or ids.dtype != torch.int64:
-        raise ValueError(f"expected a 1-d int64 tensor of ids, got "
-                         f"{type(ids).__name__} {tuple(getattr(ids, 'shape', ()))} {getattr(ids, 'dtype', '')}")
-    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
-        raise ValueError(f"expected ids in 0..{vocab_size - 1}, got ids from {int(ids.min())} to {int(ids.max())}")
+    checks.token_ids(ids, "ids", 1, checks.positive_int(vocab_size, "vocab_size"), allow_empty=True)
     pairs = ids[:-1] * vocab_size + ids[1:]
     return torch.bincount(pairs, minlength=vocab_size * vocab_size).reshape(vocab_size, vocab_size)
 
@@ -235,9 +233,10 @@ def train_softmax_bigram(counts: torch.Tensor, steps: int = 300, lr: float = 0.5
     through the pair counts, so training on ``counts`` is the same as training on every
     pair, only faster. Returns the learned probabilities (V, V) and the loss per step.
     """
-    if not isinstance(counts, torch.Tensor) or counts.dim() != 2 or counts.shape[0] != counts.shape[1]:
-        raise ValueError(f"expected a square (V, V) count tensor, got "
-                         f"{type(counts).__name__} of shape {tuple(getattr(counts, 'shape', ()))}")
+    if not isinstance(counts, torch.Tensor):
+        raise TypeError(f"expected a square (V, V) count tensor, got {checks.describe(counts)}")
+    if counts.dim() != 2 or counts.shape[0] != counts.shape[1]:
+        raise ValueError(f"expected a square (V, V) count tensor, got shape {tuple(counts.shape)}")
     counts = counts.float()
     V = counts.shape[0]
     # Draw the initial weights on the CPU so that a seed gives the same start on any device.
@@ -288,8 +287,7 @@ def ngram_sparsity(train: Sequence[Hashable], heldout: Sequence[Hashable], n: in
     """Measure :class:`Sparsity` of order-``n`` counts (no ``<s>`` padding: only full n-grams).
 
     ``vocab_size`` defaults to the number of distinct tokens in ``train`` and ``heldout``."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"expected an integer order n >= 1, got {n!r}")
+    checks.integer(n, "order n", 1)
     train, heldout = list(train), list(heldout)
     if len(train) < n or len(heldout) < n:
         raise ValueError(f"expected at least n={n} tokens of training and of held-out text, "
@@ -311,8 +309,7 @@ def conditional_entropy(tokens: Sequence[Hashable], n: int) -> float:
     """Shannon's F_N for N = ``n``: the entropy in bits of a token given the ``n - 1`` before it,
     with every probability estimated by counting in ``tokens`` itself (an in-sample figure,
     unlike a held-out cross-entropy). ``n = 1`` gives the entropy of the token frequencies."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"expected an integer order n >= 1, got {n!r}")
+    checks.integer(n, "order n", 1)
     tokens = list(tokens)
     if len(tokens) < n:
         raise ValueError(f"expected at least n={n} tokens, got {len(tokens)}")

@@ -10,6 +10,8 @@ import numpy as np
 from matplotlib import animation
 from matplotlib.axes import Axes
 
+from . import checks
+
 
 def heatmap(matrix, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
             ax: Axes | None = None, title: str | None = None, xlabel: str | None = None,
@@ -65,8 +67,7 @@ def animate(fig, update: Callable[[int], object], frames: int, interval: int = 4
     """
     from IPython.display import HTML
 
-    if not isinstance(frames, int) or frames < 1:
-        raise ValueError(f"expected a positive number of frames, got {frames!r}")
+    checks.positive_int(frames, "number of frames")
     anim = animation.FuncAnimation(fig, update, frames=frames, interval=interval)
     html = anim.to_jshtml(default_mode="once")
     plt.close(fig)

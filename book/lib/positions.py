@@ -25,20 +25,16 @@ import math
 import torch
 from torch import nn
 
+from . import checks
+
 __all__ = ["positional_encoding", "frequencies", "rotation_matrix", "SinusoidalPositions",
            "LearnedPositions", "NoPositions", "make_positions", "POSITION_KINDS"]
 
 BASE = 10000.0  # the paper's wavelength scale: wavelengths run from 2*pi to 10000 * 2*pi
 
 
-def _check_positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"expected a positive integer {name}, got {value!r}")
-    return value
-
-
 def _check_d_model(d_model) -> int:
-    _check_positive_int(d_model, "d_model")
+    checks.positive_int(d_model, "d_model")
     if d_model % 2:
         raise ValueError(f"expected an even d_model (the encoding pairs a sine with a cosine "
                          f"column for each frequency), got {d_model}")
@@ -57,7 +53,7 @@ def positional_encoding(max_len: int, d_model: int, base: float = BASE,
                         dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """The sine/cosine table ``PE`` of shape ``(max_len, d_model)``: row ``pos`` encodes position
     ``pos = 0, 1, ...``; even columns hold sines, odd columns cosines (computed in float64)."""
-    _check_positive_int(max_len, "max_len")
+    checks.positive_int(max_len, "max_len")
     angles = torch.arange(max_len, dtype=torch.float64)[:, None] * frequencies(d_model, base)
     pe = torch.empty(max_len, d_model, dtype=torch.float64)
     pe[:, 0::2] = torch.sin(angles)
@@ -77,8 +73,7 @@ def rotation_matrix(k: int, d_model: int, base: float = BASE,
     ``cos(w(pos+k)) = cos(w pos) cos(k w) - sin(w pos) sin(k w)``. ``k`` may be negative
     (``R_{-k}`` is the transpose, and the inverse, of ``R_k``).
     """
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"expected an integer offset k, got {type(k).__name__} {k!r}")
+    checks.integer(k, "offset k")
     angles = k * frequencies(d_model, base)
     cos, sin = torch.cos(angles), torch.sin(angles)
     R = torch.zeros(d_model, d_model, dtype=torch.float64)
@@ -89,14 +84,7 @@ def rotation_matrix(k: int, d_model: int, base: float = BASE,
 
 
 def _check_input(x, d_model: int, max_len: int) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"expected a torch.Tensor of shape (batch, time, {d_model}), "
-                        f"got {type(x).__name__}")
-    if x.dim() != 3 or x.shape[-1] != d_model:
-        raise ValueError(f"expected input of shape (batch, time, {d_model}), got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"expected floating-point embeddings, got dtype {x.dtype} "
-                        "(token ids go through an embedding first)")
+    checks.float_tensor(x, "the embeddings", f"(batch, time, {d_model})", (3,), d_model)
     if x.shape[1] > max_len:
         raise ValueError(f"expected at most max_len = {max_len} positions, got {x.shape[1]}; "
                          "build the positions module with a larger max_len")
@@ -109,7 +97,7 @@ class SinusoidalPositions(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512):
         super().__init__()
-        self.d_model, self.max_len = _check_d_model(d_model), _check_positive_int(max_len, "max_len")
+        self.d_model, self.max_len = _check_d_model(d_model), checks.positive_int(max_len, "max_len")
         self.register_buffer("table", positional_encoding(max_len, d_model), persistent=False)
 
     def extra_repr(self) -> str:
@@ -128,8 +116,7 @@ class LearnedPositions(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512):
         super().__init__()
-        self.d_model = _check_positive_int(d_model, "d_model")
-        self.max_len = _check_positive_int(max_len, "max_len")
+        self.d_model, self.max_len = checks.positive_ints(d_model=d_model, max_len=max_len)
         self.table = nn.Parameter(torch.empty(max_len, d_model))
         self.reset_parameters()
 
@@ -149,8 +136,7 @@ class NoPositions(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512):
         super().__init__()
-        self.d_model = _check_positive_int(d_model, "d_model")
-        self.max_len = _check_positive_int(max_len, "max_len")
+        self.d_model, self.max_len = checks.positive_ints(d_model=d_model, max_len=max_len)
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}"
@@ -165,6 +151,4 @@ POSITION_KINDS = {"sinusoidal": SinusoidalPositions, "learned": LearnedPositions
 
 def make_positions(kind: str, d_model: int, max_len: int = 512) -> nn.Module:
     """A positions module by name: ``"sinusoidal"``, ``"learned"`` or ``"none"``."""
-    if kind not in POSITION_KINDS:
-        raise ValueError(f"expected positions to be one of {sorted(POSITION_KINDS)}, got {kind!r}")
-    return POSITION_KINDS[kind](d_model, max_len)
+    return POSITION_KINDS[checks.one_of(kind, POSITION_KINDS, "positions")](d_model, max_len)

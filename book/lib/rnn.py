@@ -16,15 +16,10 @@ import math
 import torch
 from torch import nn
 
-from .seeding import generator as seeded_generator
+from . import checks
+from .seeding import seeded
 
 NONLINEARITIES = {"tanh": torch.tanh, "relu": torch.relu}
-
-
-def _describe(x) -> str:
-    if isinstance(x, torch.Tensor):
-        return f"a tensor of shape {tuple(x.shape)} and dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"
 
 
 class RNNScratch(nn.Module):
@@ -32,28 +27,25 @@ class RNNScratch(nn.Module):
 
     Parameters (shapes): ``W_xh`` (input_size, hidden_size), ``W_hh`` (hidden_size, hidden_size),
     ``b_h`` (hidden_size,). They start uniform in ``[-1/sqrt(hidden), 1/sqrt(hidden)]`` as in
-    ``torch.nn.RNN``; pass ``seed`` for an initialisation that does not touch the global generator.
+    ``torch.nn.RNN``, drawn from ``seed`` (None: from PyTorch's global generator).
     """
 
     def __init__(self, input_size: int, hidden_size: int, nonlinearity: str = "tanh",
                  seed: int | None = None):
         super().__init__()
-        for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"expected a positive integer {name}, got {value!r}")
-        if nonlinearity not in NONLINEARITIES:
-            raise ValueError(f"expected nonlinearity 'tanh' or 'relu', got {nonlinearity!r}")
-        self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity
+        checks.positive_ints(input_size=input_size, hidden_size=hidden_size)
+        self.nonlinearity = checks.one_of(nonlinearity, NONLINEARITIES, "nonlinearity")
+        self.input_size, self.hidden_size = input_size, hidden_size
         self.phi = NONLINEARITIES[nonlinearity]
-        gen = seeded_generator(seed) if seed is not None else None
         bound = 1 / math.sqrt(hidden_size)
 
         def uniform(*shape):
-            return nn.Parameter((torch.rand(*shape, generator=gen) * 2 - 1) * bound)
+            return nn.Parameter((torch.rand(*shape) * 2 - 1) * bound)
 
-        self.W_xh = uniform(input_size, hidden_size)
-        self.W_hh = uniform(hidden_size, hidden_size)
-        self.b_h = uniform(hidden_size)
+        with seeded(seed):
+            self.W_xh = uniform(input_size, hidden_size)
+            self.W_hh = uniform(hidden_size, hidden_size)
+            self.b_h = uniform(hidden_size)
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}, nonlinearity={self.nonlinearity!r}"
@@ -64,17 +56,11 @@ class RNNScratch(nn.Module):
 
         PyTorch stores ``weight_ih`` as (hidden, input) and applies ``x @ weight_ih.T``; it also
         keeps two biases, ``b_ih`` and ``b_hh``, which only ever appear as their sum."""
-        if not isinstance(module, nn.RNN):
-            raise TypeError(f"expected a torch.nn.RNN, got {type(module).__name__}")
-        problems = []
-        if module.num_layers != 1:
-            problems.append(f"num_layers=1 (got {module.num_layers})")
-        if module.bidirectional:
-            problems.append("bidirectional=False")
-        if not module.batch_first:
-            problems.append("batch_first=True")
-        if problems:
-            raise ValueError("RNNScratch.from_torch expected an nn.RNN with " + ", ".join(problems))
+        checks.torch_module(module, nn.RNN)
+        checks.built_with([(f"num_layers=1 (got {module.num_layers})", module.num_layers != 1),
+                           ("bidirectional=False", module.bidirectional),
+                           ("batch_first=True", not module.batch_first)],
+                          "use one scratch layer per torch layer and direction")
         scratch = cls(module.input_size, module.hidden_size, module.nonlinearity)
         ref = module.weight_ih_l0
         scratch.to(device=ref.device, dtype=ref.dtype)
@@ -87,23 +73,11 @@ class RNNScratch(nn.Module):
                 scratch.b_h.zero_()
         return scratch
 
-    # -- checks ------------------------------------------------------------------------------
-    def _check_input(self, X) -> None:
-        if not isinstance(X, torch.Tensor) or X.dim() != 3 or X.shape[-1] != self.input_size:
-            raise ValueError(f"expected input of shape (batch, time, {self.input_size}), got {_describe(X)}")
-        if not X.is_floating_point():
-            raise ValueError(f"expected a floating-point input of shape (batch, time, {self.input_size}), "
-                             f"got dtype {X.dtype} (token ids go through an embedding or one-hot first)")
-        if X.shape[1] == 0:
-            raise ValueError("expected at least one time step, got an input of length 0")
-
     def _initial_state(self, X: torch.Tensor, h0) -> torch.Tensor:
-        batch = X.shape[0]
+        """``h0``, checked, or zeros: (batch, hidden)."""
         if h0 is None:
-            return X.new_zeros(batch, self.hidden_size)
-        if not isinstance(h0, torch.Tensor) or tuple(h0.shape) != (batch, self.hidden_size):
-            raise ValueError(f"expected an initial state of shape ({batch}, {self.hidden_size}), got {_describe(h0)}")
-        return h0
+            return X.new_zeros(X.shape[0], self.hidden_size)
+        return checks.state_tensor(h0, "the initial state h0", (X.shape[0], self.hidden_size), "(batch, hidden)")
 
     # -- the recurrence ----------------------------------------------------------------------
     def step(self, x_t: torch.Tensor, h_prev: torch.Tensor) -> torch.Tensor:
@@ -117,7 +91,7 @@ class RNNScratch(nn.Module):
         ``h_{t+1}`` is computed from the very tensor ``h_t`` in this list, so gradients
         with respect to these tensors (see :mod:`seqbook.gradients`) flow along the
         recurrence."""
-        self._check_input(X)
+        checks.sequence(X, self.input_size)
         h = self._initial_state(X, h0)
         states = []
         for t in range(X.shape[1]):

@@ -11,24 +11,20 @@ about a trained model is checked for ``SEQBOOK_SEED`` = 0 to 4 (``make seeds``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+from typing import Iterator
 
 import numpy as np
 import torch
+
+from . import checks
 
 SEED_VARIABLE = "SEQBOOK_SEED"
 # Training seed s under SEQBOOK_SEED = k becomes s + k * SEED_STRIDE, so that the runs of one
 # chapter (seeds 0, 1, 2, ...) never coincide with the runs of another k.
 SEED_STRIDE = 1000
-
-
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"expected an integer seed, got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"expected a non-negative seed, got {seed}")
-    return int(seed)
 
 
 def book_seed() -> int:
@@ -46,12 +42,12 @@ def training_seed(seed: int = 0) -> int:
 
     With ``SEQBOOK_SEED`` unset or 0 it returns ``seed`` itself (the run printed on the website).
     """
-    return _check_seed(seed) + SEED_STRIDE * book_seed()
+    return checks.integer(seed, "seed", 0) + SEED_STRIDE * book_seed()
 
 
 def seed_everything(seed: int) -> None:
     """Seed Python's ``random``, NumPy's global generator and PyTorch (CPU and CUDA)."""
-    seed = _check_seed(seed)
+    seed = checks.integer(seed, "seed", 0)
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
@@ -60,10 +56,25 @@ def seed_everything(seed: int) -> None:
 def generator(seed: int, device: str | torch.device = "cpu") -> torch.Generator:
     """A fresh ``torch.Generator`` seeded with ``seed``, for code that must not touch global state."""
     gen = torch.Generator(device=device)
-    gen.manual_seed(_check_seed(seed))
+    gen.manual_seed(checks.integer(seed, "seed", 0))
     return gen
+
+
+@contextlib.contextmanager
+def seeded(seed: int | None) -> Iterator[None]:
+    """Run a block with PyTorch's global CPU generator seeded with ``seed``, then put the
+    generator back as it was: ``with seeded(0): layer = nn.LSTM(8, 16)`` gives the same weights
+    every time and leaves the reader's own random stream untouched. ``seed=None`` does nothing
+    (the block draws from the global generator, as without the ``with``)."""
+    if seed is None:
+        yield
+        return
+    seed = checks.integer(seed, "seed", 0)
+    with torch.random.fork_rng(devices=[]):  # saves and restores the CPU generator only,
+        torch.default_generator.manual_seed(seed)  # so only that one is seeded (not CUDA's)
+        yield
 
 
 def numpy_rng(seed: int) -> np.random.Generator:
     """A fresh NumPy ``Generator`` seeded with ``seed``."""
-    return np.random.default_rng(_check_seed(seed))
+    return np.random.default_rng(checks.integer(seed, "seed", 0))

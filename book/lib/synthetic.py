@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from . import checks
 from .seeding import numpy_rng
 
 COUNTRIES = ["France", "Spain", "Italy", "Germany", "Japan", "Brazil", "Greece", "Poland"]
@@ -39,15 +40,12 @@ class LongRangeSource:
 
     def __init__(self, lag: int = 5, n_countries: int = 4, n_fillers: int = 3,
                  stickiness: float = 0.7, fidelity: float = 0.9):
-        if not isinstance(lag, int) or lag < 2:
-            raise ValueError(f"expected an integer lag >= 2, got {lag!r}")
-        if not 2 <= n_countries <= len(COUNTRIES):
-            raise ValueError(f"expected n_countries between 2 and {len(COUNTRIES)}, got {n_countries}")
-        if not 2 <= n_fillers <= len(FILLERS):
-            raise ValueError(f"expected n_fillers between 2 and {len(FILLERS)}, got {n_fillers}")
+        checks.integer(lag, "lag", 2)
+        for name, value, most in (("n_countries", n_countries, len(COUNTRIES)), ("n_fillers", n_fillers, len(FILLERS))):
+            if checks.integer(value, name, 2) > most:
+                raise ValueError(f"expected {name} between 2 and {most}, got {value}")
         for name, value in (("stickiness", stickiness), ("fidelity", fidelity)):
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"expected {name} between 0 and 1, got {value}")
+            checks.number(value, name, at_least=0, at_most=1)
         self.lag, self.stickiness, self.fidelity = lag, stickiness, fidelity
         self.countries = COUNTRIES[:n_countries]
         self.languages = LANGUAGES[:n_countries]
@@ -78,8 +76,7 @@ class LongRangeSource:
 
     def sample(self, n_tokens: int, seed: int) -> list[str]:
         """``n_tokens`` tokens, starting at a sentence boundary; the same seed gives the same tokens."""
-        if not isinstance(n_tokens, int) or n_tokens < 1:
-            raise ValueError(f"expected a positive integer n_tokens, got {n_tokens!r}")
+        checks.positive_int(n_tokens, "n_tokens")
         rng = numpy_rng(seed)
         n_sent = -(-n_tokens // self.sentence_length)
         m, f = len(self.countries), len(self.fillers)

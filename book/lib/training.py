@@ -19,28 +19,38 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import checks
 from .device import pick_device
-from .lm import detach_state
 from .progress import progress
 from .seeding import generator
 
 
+def detach_state(state):
+    """``state`` cut from the graph that produced it: a tensor, or a tuple/list of them, or None.
+
+    Truncated backpropagation through time detaches the state between chunks, so the next
+    chunk starts from the same values but the gradient stops there."""
+    if state is None:
+        return None
+    if isinstance(state, torch.Tensor):
+        return state.detach()
+    if isinstance(state, (tuple, list)):
+        return type(state)(detach_state(s) for s in state)
+    raise TypeError(f"expected a recurrent state as a tensor, a tuple/list of tensors or None, "
+                    f"got {type(state).__name__}")
+
+
+
 def as_ids(ids, what: str = "ids") -> torch.Tensor:
     """A 1-d int64 tensor of token ids from a list or tensor, or a clear error."""
-    if isinstance(ids, (list, tuple)):
-        ids = torch.tensor(ids, dtype=torch.int64)
-    if not isinstance(ids, torch.Tensor) or ids.dim() != 1 or ids.dtype != torch.int64:
-        got = f"shape {tuple(ids.shape)} and dtype {ids.dtype}" if isinstance(ids, torch.Tensor) else type(ids).__name__
-        raise ValueError(f"expected {what} as a 1-d int64 tensor or a list of ints, got {got}")
-    return ids
+    return checks.as_token_ids(ids, what, 1, allow_empty=True)
 
 
 def streams(ids: torch.Tensor, batch_size: int) -> torch.Tensor:
     """Cut a 1-d stream into ``batch_size`` contiguous rows (the tail that does not fit is dropped):
     shape (batch_size, len(ids) // batch_size). Row ``b`` continues where row ``b - 1`` ends."""
     ids = as_ids(ids)
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"expected a positive integer batch_size, got {batch_size!r}")
+    checks.positive_int(batch_size, "batch_size")
     n = ids.numel() // batch_size
     if n < 2:
         raise ValueError(f"expected at least {2 * batch_size} ids for {batch_size} streams, got {ids.numel()}")
@@ -50,8 +60,7 @@ def streams(ids: torch.Tensor, batch_size: int) -> torch.Tensor:
 def chunks(rows: torch.Tensor, seq_len: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Consecutive ``(inputs, targets)`` pairs, each (batch, <= seq_len), targets shifted by one:
     ``targets[:, t]`` is the token after ``inputs[:, t]``."""
-    if not isinstance(seq_len, int) or seq_len < 1:
-        raise ValueError(f"expected a positive integer seq_len, got {seq_len!r}")
+    checks.positive_int(seq_len, "seq_len")
     for start in range(0, rows.shape[1] - 1, seq_len):
         end = min(start + seq_len, rows.shape[1] - 1)
         yield rows[:, start:end], rows[:, start + 1:end + 1]
@@ -73,8 +82,7 @@ def clip_by_global_norm(parameters: Iterable[nn.Parameter], max_norm: float | No
     parameters = [p for p in parameters if p.grad is not None]
     norm = global_grad_norm(parameters)
     if max_norm is not None:
-        if not max_norm > 0:
-            raise ValueError(f"expected a positive max_norm (or None), got {max_norm!r}")
+        checks.number(max_norm, "max_norm", above=0, note="or None for no clipping")
         if math.isfinite(norm) and norm > max_norm:
             scale = max_norm / (norm + 1e-6)
             for p in parameters:
@@ -96,8 +104,7 @@ def mean_nll(model: nn.Module, ids, seq_len: int = 256, n_streams: int = 1) -> t
     each prediction conditions on everything before it in its stream. With ``n_streams=1`` every
     token but the first is scored, given all the tokens before it."""
     ids = as_ids(ids)
-    if isinstance(n_streams, bool) or not isinstance(n_streams, int) or n_streams < 1:
-        raise ValueError(f"expected a positive integer n_streams, got {n_streams!r}")
+    checks.positive_int(n_streams, "n_streams")
     n = (ids.numel() - 1) // n_streams
     if n < 1:
         raise ValueError(f"expected at least {n_streams + 1} ids for {n_streams} streams, got {ids.numel()}")
@@ -122,13 +129,18 @@ def perplexity(model: nn.Module, ids, seq_len: int = 256, n_streams: int = 1) ->
 
 @dataclass
 class History:
-    """What happened during :func:`train_lm`, one entry per optimisation step."""
+    """What happened during a training loop (:func:`train_lm`, and chapter 4's
+    :func:`seqbook.translator.train_translation`), one entry per optimisation step; the
+    validation lists have one entry per evaluation. A trainer fills the lists it measures."""
 
     loss: list[float] = field(default_factory=list)          # training loss (nats per token)
     grad_norm: list[float] = field(default_factory=list)     # global gradient norm before clipping
     wall_time: list[float] = field(default_factory=list)     # seconds of training so far (evaluation excluded)
+    teacher_forcing: list[float] = field(default_factory=list)  # share of gold inputs (translation)
     val_step: list[int] = field(default_factory=list)        # steps after which validation ran
-    val_perplexity: list[float] = field(default_factory=list)
+    val_perplexity: list[float] = field(default_factory=list)   # language models
+    val_loss: list[float] = field(default_factory=list)      # translation: teacher-forced loss
+    val_score: list[float] = field(default_factory=list)     # translation: what ``evaluate(model)`` gave
     clipped: int = 0                                         # steps whose gradient was clipped
     diverged_at: int | None = None                           # first step with a non-finite loss or norm
 
@@ -137,12 +149,11 @@ class History:
         return len(self.loss)
 
 
+OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
+
+
 def _make_optimizer(name: str, params, lr: float):
-    if name == "adam":
-        return torch.optim.Adam(params, lr=lr)
-    if name == "sgd":
-        return torch.optim.SGD(params, lr=lr)
-    raise ValueError(f"expected optimizer 'adam' or 'sgd', got {name!r}")
+    return OPTIMIZERS[checks.one_of(name, OPTIMIZERS, "optimizer")](params, lr=lr)
 
 
 def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, seq_len: int = 64,
@@ -162,8 +173,7 @@ def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, s
     A step whose loss or gradient norm is not finite is recorded in ``diverged_at``; training
     stops there unless ``stop_on_divergence=False``.
     """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"expected a positive integer number of steps, got {steps!r}")
+    checks.positive_ints(steps=steps, batch_size=batch_size, seq_len=seq_len)
     train_ids = as_ids(train_ids, "train_ids")
     if train_ids.numel() < batch_size * (seq_len + 1) + seq_len:
         raise ValueError(f"expected at least {batch_size * (seq_len + 1) + seq_len} training ids for "

@@ -12,54 +12,40 @@ stacks without learning-rate warm-up; a pre-norm stack ends with one more LayerN
 :class:`EncoderLayer` and :class:`DecoderLayer` have ``from_torch`` for PyTorch's
 ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer`` (``batch_first=True``, ReLU).
 
-:class:`Transformer` is a translation model with the book's interface (INTERFACES: ``forward(src,
-src_lengths, tgt_in) -> logits``, ``next_log_probs_fn(src_ids)`` for ``seqbook.decoding``).
-Token embeddings are multiplied by ``sqrt(d_model)`` as in the paper, then a positions module
-(:mod:`seqbook.positions`: sinusoidal, learned or none) adds where each token is.
+:class:`Transformer` is a translation model with the translator contract of chapters 4 and 5
+(:class:`seqbook.interfaces.Translator`): ``forward(src, src_lengths, tgt_in) -> logits`` for
+teacher forcing, and ``start``/``step`` to decode one token at a time, so chapter 4's trainer,
+``translate``, greedy and beam search work on it unchanged. It keeps no recurrent state: its
+decoder state is the source's encoding and the prefix so far, and every step runs the decoder
+over the whole prefix (the causal mask makes that the same as training; real systems cache each
+layer's keys and values instead). Token embeddings are multiplied by ``sqrt(d_model)`` as in the
+paper, then a positions module (:mod:`seqbook.positions`: sinusoidal, learned or none) adds
+where each token is.
 
-Attention itself (masks, :func:`scaled_dot_product_attention`, :class:`MultiHeadAttention`) lives
-in :mod:`seqbook.multihead` and is re-exported here. Layers draw their parameters from PyTorch's
-global generator (``torch.manual_seed`` fixes them); :class:`Transformer` takes a ``seed`` and
-leaves the global generator untouched.
+Attention itself (masks, ``scaled_dot_product_attention``, ``MultiHeadAttention``) lives in
+:mod:`seqbook.multihead`. Layers draw their parameters from PyTorch's global generator
+(``torch.manual_seed`` fixes them); :class:`Transformer` takes a ``seed`` (as every model of the
+book does) and then leaves the global generator untouched.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple, Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .multihead import (MultiHeadAttention, _check_float, _dropout_p, _positive_int, _shape,
-                        causal_mask, padding_mask, scaled_dot_product_attention)
+from . import checks
+from .multihead import MultiHeadAttention, dropout_probability, padding_mask
 from .positions import make_positions
-from .seeding import _check_seed
+from .seeding import seeded
+from .translation import BOS, PAD
+from .translator import StepwiseTranslator
 
-__all__ = ["PAD", "BOS", "causal_mask", "padding_mask", "scaled_dot_product_attention",
-           "MultiHeadAttention", "PositionwiseFeedForward", "EncoderLayer", "DecoderLayer",
-           "Encoder", "Decoder", "Transformer"]
-
-PAD, BOS = 0, 1  # the ids of every translation vocabulary (seqbook.translation.PAD, BOS)
-
-
-def _check_ids(ids, name: str, dims: int = 2) -> torch.Tensor:
-    expected = "(batch, time)" if dims == 2 else "(time,)"
-    if not isinstance(ids, torch.Tensor):
-        raise TypeError(f"expected {name} as an int64 tensor of shape {expected}, got {_shape(ids)}")
-    if ids.dim() != dims or ids.shape[-1] == 0:
-        raise ValueError(f"expected {name} of shape {expected} with at least one token, "
-                         f"got {tuple(ids.shape)}")
-    if ids.dtype != torch.int64:
-        raise TypeError(f"expected {name} of dtype torch.int64 (token ids), got {ids.dtype}")
-    return ids
-
-
-def _as_ids(ids, name: str) -> torch.Tensor:
-    """One sentence as a 1-d int64 tensor (a list or tuple of ids is converted)."""
-    if isinstance(ids, (list, tuple)):
-        ids = torch.tensor(ids, dtype=torch.int64)
-    return _check_ids(ids, name, dims=1)
+__all__ = ["PositionwiseFeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder",
+           "TransformerState", "Transformer"]
 
 
 # -- layers ---------------------------------------------------------------------------------
@@ -69,23 +55,20 @@ class PositionwiseFeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
-        self.linear1 = nn.Linear(_positive_int(d_model, "d_model"), _positive_int(d_ff, "d_ff"))
+        checks.positive_ints(d_model=d_model, d_ff=d_ff)
+        self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(_dropout_p(dropout))
+        self.dropout = nn.Dropout(dropout_probability(dropout))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))
 
 
 def _check_torch_layer(module, kind: type) -> None:
-    if not isinstance(module, kind):
-        raise TypeError(f"expected an nn.{kind.__name__}, got {type(module).__name__}")
+    checks.torch_module(module, kind)
     relu = getattr(module, "activation_relu_or_gelu", 0) == 1 or module.activation is F.relu
-    problems = [what for what, bad in (("activation='relu'", not relu),
-                                       ("batch_first=True", not module.self_attn.batch_first),
-                                       ("bias=True", module.linear1.bias is None)) if bad]
-    if problems:
-        raise ValueError(f"expected a layer built with {', '.join(problems)}")
+    checks.built_with([("activation='relu'", not relu), ("batch_first=True", not module.self_attn.batch_first),
+                       ("bias=True", module.linear1.bias is None)])
 
 
 def _copy_from_torch(layer: nn.Module, module: nn.Module, norms) -> nn.Module:
@@ -112,7 +95,7 @@ class EncoderLayer(nn.Module):
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
         self.ffn = PositionwiseFeedForward(d_model, d_ff, dropout)
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(_dropout_p(dropout))
+        self.dropout = nn.Dropout(dropout_probability(dropout))
 
     @classmethod
     def from_torch(cls, module: nn.TransformerEncoderLayer) -> "EncoderLayer":
@@ -128,7 +111,7 @@ class EncoderLayer(nn.Module):
         """``x (batch, time, d_model)``, ``key_padding_mask (batch, time)`` True at
         padding. With ``return_attention=True`` also the weights
         ``(batch, heads, time, time)``."""
-        x = _check_float(x, f"(batch, time, {self.d_model})", self.d_model, "x")
+        checks.sequence(x, self.d_model, "x")
         if self.norm_first:
             h = self.norm1(x)
             a, weights = self.self_attn(h, h, h, key_padding_mask)
@@ -153,7 +136,7 @@ class DecoderLayer(nn.Module):
         self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout)
         self.ffn = PositionwiseFeedForward(d_model, d_ff, dropout)
         self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
-        self.dropout = nn.Dropout(_dropout_p(dropout))
+        self.dropout = nn.Dropout(dropout_probability(dropout))
 
     @classmethod
     def from_torch(cls, module: nn.TransformerDecoderLayer) -> "DecoderLayer":
@@ -173,11 +156,7 @@ class DecoderLayer(nn.Module):
         padding; ``causal=True`` (the default) hides later target positions. With
         ``return_attention=True`` also ``{"self": (batch, heads, tgt_len, tgt_len),
         "cross": (batch, heads, tgt_len, src_len)}``."""
-        x = _check_float(x, f"(batch, tgt_len, {self.d_model})", self.d_model, "x")
-        memory = _check_float(memory, f"(batch, src_len, {self.d_model})", self.d_model, "memory")
-        if memory.shape[0] != x.shape[0]:
-            raise ValueError(f"expected memory of shape ({x.shape[0]}, src_len, {self.d_model}), "
-                             f"got {tuple(memory.shape)}")
+        checks.query_key_value(x, memory, None, self.d_model, self.d_model, names=("x", "memory"))
         if self.norm_first:
             h = self.norm1(x)
             a, self_w = self.self_attn(h, h, h, tgt_key_padding_mask, causal)
@@ -204,23 +183,21 @@ class _Stack(nn.Module):
                  num_layers: int = 2, dropout: float = 0.1, positions: str = "sinusoidal",
                  max_len: int = 256, norm_first: bool = False):
         super().__init__()
-        self.vocab_size, self.d_model = _positive_int(vocab_size, "vocab_size"), d_model
-        self.embedding = nn.Embedding(vocab_size, _positive_int(d_model, "d_model"))
+        self.vocab_size, self.d_model = checks.positive_ints(vocab_size=vocab_size, d_model=d_model)
+        self.embedding = nn.Embedding(vocab_size, d_model)
         # With N(0, 1/d_model) entries the scaled embedding has unit-variance entries, the
         # scale of the sine/cosine signal added to it (as in the paper's tied embeddings).
         nn.init.normal_(self.embedding.weight, std=d_model ** -0.5)
         self.positions = make_positions(positions, d_model, max_len)
-        self.dropout = nn.Dropout(_dropout_p(dropout))
+        self.dropout = nn.Dropout(dropout_probability(dropout))
         self.layers = nn.ModuleList(self.layer_class(d_model, num_heads, d_ff, dropout, norm_first)
-                                    for _ in range(_positive_int(num_layers, "num_layers")))
+                                    for _ in range(checks.positive_int(num_layers, "num_layers")))
         self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
-        """``ids (batch, time)`` -> ``dropout(E[ids] * sqrt(d_model) + P[:time])``."""
-        ids = _check_ids(ids, "token ids")
-        if int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size:
-            raise ValueError(f"expected token ids in [0, {self.vocab_size}), got values from "
-                             f"{int(ids.min())} to {int(ids.max())}")
+        """``ids (batch, time)`` -> ``dropout(E[ids] * sqrt(d_model) + P[:time])``. The one place
+        where ids enter the model, so the one place they are checked."""
+        checks.token_ids(ids, "token ids", 2, self.vocab_size)
         return self.dropout(self.positions(self.embedding(ids) * math.sqrt(self.d_model)))
 
 
@@ -260,13 +237,32 @@ class Decoder(_Stack):
 
 
 # -- the translation model -----------------------------------------------------------------
-class Transformer(nn.Module):
-    """Encoder-decoder Transformer for translation (the book's model interface).
+class TransformerState(NamedTuple):
+    """What the decoder needs at the next step, batch first in every field: the encoder's
+    ``memory`` (batch, src_len, d_model), its ``src_padding`` (batch, src_len) True at padding,
+    and the target ``prefix`` (batch, t) read so far (``<bos>`` first)."""
+
+    memory: torch.Tensor
+    src_padding: torch.Tensor
+    prefix: torch.Tensor
+
+    def select(self, rows) -> "TransformerState":
+        """The state of the given batch rows (a list or tensor of indices)."""
+        return TransformerState(*(field[rows] for field in self))
+
+    @staticmethod
+    def cat(states: Sequence["TransformerState"]) -> "TransformerState":
+        """Stack states of single sentences (all with the same source and prefix length)."""
+        return TransformerState(*(torch.cat(fields) for fields in zip(*states)))
+
+
+class Transformer(StepwiseTranslator, nn.Module):
+    """Encoder-decoder Transformer for translation (the translator contract of chapters 4-6).
 
     ``positions`` is ``"sinusoidal"`` (the paper's), ``"learned"`` or ``"none"``, the same kind
     for encoder and decoder (each has its own table when learned). ``tie_output=True`` shares
-    the decoder's embedding matrix with the output projection, as the paper does. ``seed``
-    makes the initial parameters reproducible without touching the global generator.
+    the decoder's embedding matrix with the output projection, as the paper does. Parameters
+    come from ``seed`` (None: from PyTorch's global generator).
     """
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_model: int = 64,
@@ -280,9 +276,7 @@ class Transformer(nn.Module):
                            max_len=max_len, norm_first=norm_first, tie_output=tie_output)
         shared = dict(d_model=d_model, num_heads=num_heads, d_ff=d_ff, num_layers=num_layers,
                       dropout=dropout, positions=positions, max_len=max_len, norm_first=norm_first)
-        with torch.random.fork_rng(devices=[], enabled=seed is not None):
-            if seed is not None:
-                torch.manual_seed(_check_seed(seed))
+        with seeded(seed):
             self.encoder = Encoder(src_vocab_size, **shared)
             self.decoder = Decoder(tgt_vocab_size, **shared)
             self.output = nn.Linear(d_model, tgt_vocab_size)
@@ -296,13 +290,10 @@ class Transformer(nn.Module):
         """``src (batch, src_len)`` -> ``(memory (batch, src_len, d_model), src_padding
         (batch, src_len) True at padding)``; padding from ``src_lengths`` when given, else
         where ``src == PAD``. With ``return_attention=True`` also the encoder's maps."""
-        src = _check_ids(src, "src")
         if src_lengths is None:
             src_padding = src == PAD
         else:
-            if not isinstance(src_lengths, torch.Tensor) or tuple(src_lengths.shape) != src.shape[:1]:
-                raise ValueError(f"expected src_lengths of shape ({src.shape[0]},), "
-                                 f"got {_shape(src_lengths)}")
+            checks.padded_batch(src, src_lengths, "src")
             src_padding = padding_mask(src_lengths.to(src.device), src.shape[1])
         memory, maps = self.encoder(src, src_padding, return_attention=True)
         return (memory, src_padding, maps) if return_attention else (memory, src_padding)
@@ -317,31 +308,23 @@ class Transformer(nn.Module):
     def forward(self, src, src_lengths, tgt_in):
         """Teacher forcing: ``src (batch, src_len)``, ``src_lengths (batch,)`` (or None: padding
         where ``src == PAD``), ``tgt_in (batch, tgt_len)`` -> logits ``(batch, tgt_len, |V_tgt|)``."""
-        tgt_in = _check_ids(tgt_in, "tgt_in")
-        if tgt_in.shape[0] != _check_ids(src, "src").shape[0]:
+        memory, src_padding = self.encode(src, src_lengths)  # (where src is checked)
+        if checks.token_ids(tgt_in, "tgt_in", 2).shape[0] != src.shape[0]:
             raise ValueError(f"expected tgt_in with the batch size of src ({src.shape[0]}), "
                              f"got {tuple(tgt_in.shape)}")
-        memory, src_padding = self.encode(src, src_lengths)
         return self.decode(tgt_in, memory, src_padding)
 
-    def next_log_probs_fn(self, src_ids):
-        """For ONE source sentence ``src_ids`` (a 1-d list or tensor of ids): the function ``next_log_probs(
-        prefixes (k, t)) -> (k, |V_tgt|)`` log-probabilities of the next token after each prefix
-        (prefixes start with <bos>), for ``seqbook.decoding``. The source is encoded once; each
-        call runs the decoder over the whole prefixes with the causal mask (no cache: simple,
-        and exactly what training computed). Call ``model.eval()`` first so dropout is off."""
-        src_ids = _as_ids(src_ids, "src_ids")
-        with torch.no_grad():
-            memory, src_padding = self.encode(src_ids[None].to(self._device()))
+    def start(self, src: torch.Tensor, src_lengths: torch.Tensor | None) -> TransformerState:
+        """Encode the source once; the prefix starts empty."""
+        memory, src_padding = self.encode(src, src_lengths)
+        return TransformerState(memory, src_padding, src.new_zeros(src.shape[0], 0))
 
-        def next_log_probs(prefixes: torch.Tensor) -> torch.Tensor:
-            prefixes = _check_ids(prefixes, "prefixes").to(self._device())
-            k = prefixes.shape[0]
-            with torch.no_grad():
-                logits = self.decode(prefixes, memory.expand(k, -1, -1), src_padding.expand(k, -1))
-            return torch.log_softmax(logits[:, -1].float(), dim=-1)
-
-        return next_log_probs
+    def step(self, tokens: torch.Tensor, state: TransformerState):
+        """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|) for the next
+        token, and the state with the tokens appended to the prefix."""
+        prefix = torch.cat([state.prefix, tokens[:, None]], dim=1)     # (batch, t)
+        logits = self.decode(prefix, state.memory, state.src_padding)  # (batch, t, |V|)
+        return logits[:, -1], state._replace(prefix=prefix)            # the last one
 
     def attention_maps(self, src_ids, tgt_ids) -> dict[str, list[torch.Tensor]]:
         """Every attention map of one pair under teacher forcing, for plotting. ``src_ids`` and
@@ -352,7 +335,7 @@ class Transformer(nn.Module):
         Returns ``{"encoder": [(heads, src_len, src_len)] * layers, "decoder_self":
         [(heads, tgt_len, tgt_len)] * layers, "cross": [(heads, tgt_len, src_len)] * layers}``,
         detached, on the CPU."""
-        src_ids, tgt_ids = _as_ids(src_ids, "src_ids"), _as_ids(tgt_ids, "tgt_ids")
+        src_ids, tgt_ids = checks.as_token_ids(src_ids, "src_ids"), checks.as_token_ids(tgt_ids, "tgt_ids")
         tgt_in = torch.cat([torch.tensor([BOS]), tgt_ids[:-1]])
         device = self._device()
         with torch.no_grad():

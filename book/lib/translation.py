@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import csv
 import re
-from collections import Counter
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
@@ -40,6 +39,9 @@ from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 import torch
+
+from . import checks
+from .vocab import Vocab
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
@@ -217,12 +219,6 @@ def sample_pair(rng: np.random.Generator, elaboration: float = ELABORATION) -> S
     return _flatten(*_Grammar(rng, elaboration).sentence())
 
 
-def _check_count(value, name: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"expected {name} as an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def generate_pairs(n: int, seed: int = 0, min_len: int = 1, max_len: int | None = None,
                    exclude: Iterable = (), elaboration: float = ELABORATION) -> list[SentencePair]:
     """``n`` pairs with *distinct* source sentences of ``min_len``..``max_len`` source tokens
@@ -230,11 +226,11 @@ def generate_pairs(n: int, seed: int = 0, min_len: int = 1, max_len: int | None 
 
     The same seed gives the same pairs on every platform (NumPy's seeded generator; no
     dependence on hashing or set order)."""
-    n, min_len = _check_count(n, "n"), _check_count(min_len, "min_len", 1)
-    if max_len is not None and _check_count(max_len, "max_len", 1) < min_len:
+    n, min_len = checks.integer(n, "n", 0), checks.integer(min_len, "min_len", 1)
+    if max_len is not None and checks.integer(max_len, "max_len", 1) < min_len:
         raise ValueError(f"expected max_len >= min_len, got min_len={min_len}, max_len={max_len}")
     seen = {p.src if isinstance(p, SentencePair) else tuple(p) for p in exclude}
-    grammar = _Grammar(np.random.default_rng(_check_count(seed, "seed")), elaboration)
+    grammar = _Grammar(np.random.default_rng(checks.integer(seed, "seed", 0)), elaboration)
     pairs: list[SentencePair] = []
     tries, budget = 0, 1000 * n + 10_000
     while len(pairs) < n:
@@ -258,8 +254,8 @@ class Splits(NamedTuple):
 def make_splits(n_train: int, n_valid: int, n_test: int, seed: int = 0, min_len: int = 1,
                 max_len: int | None = None, elaboration: float = ELABORATION) -> Splits:
     """Train, validation and test pairs from one seeded stream; no source sentence is in two splits."""
-    pairs = generate_pairs(_check_count(n_train, "n_train") + _check_count(n_valid, "n_valid")
-                           + _check_count(n_test, "n_test"), seed, min_len, max_len, elaboration=elaboration)
+    pairs = generate_pairs(checks.integer(n_train, "n_train", 0) + checks.integer(n_valid, "n_valid", 0)
+                           + checks.integer(n_test, "n_test", 0), seed, min_len, max_len, elaboration=elaboration)
     return Splits(pairs[:n_train], pairs[n_train:n_train + n_valid], pairs[n_train + n_valid:])
 
 
@@ -268,7 +264,7 @@ def length_buckets(edges: Sequence[int], n_per_bucket: int, seed: int = 1, exclu
     """Test pairs grouped by source length: ``edges=[5, 10, 20, 30, 40, 60]`` gives buckets
     (5, 9), (10, 19), ..., (40, 59) (both ends included), ``n_per_bucket`` pairs each, none of
     them in ``exclude`` (e.g. the training pairs)."""
-    edges = [_check_count(e, "a bucket edge", 1) for e in edges]
+    edges = [checks.integer(e, "bucket edge", 1) for e in edges]
     if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])):
         raise ValueError(f"expected at least two increasing bucket edges, got {edges}")
     exclude = list(exclude)
@@ -277,20 +273,14 @@ def length_buckets(edges: Sequence[int], n_per_bucket: int, seed: int = 1, exclu
 
 
 # -- vocabularies and batches --------------------------------------------------------------------
-class TranslationVocab:
-    """Tokens <-> ids with the four special tokens first (``<pad>`` 0, ``<bos>`` 1, ``<eos>`` 2,
-    ``<unk>`` 3), then the tokens seen at least ``min_freq`` times, most frequent first (ties in
-    alphabetical order, so the ids do not depend on the order of the sentences)."""
+class TranslationVocab(Vocab):
+    """A word :class:`seqbook.vocab.Vocab` of sentences with the four special tokens first
+    (``<pad>`` 0, ``<bos>`` 1, ``<eos>`` 2, ``<unk>`` 3), then the tokens seen at least
+    ``min_freq`` times, most frequent first; unknown tokens become ``<unk>``. It encodes token
+    lists (not strings) and decodes ids to a token list that ends before the first ``<eos>``."""
 
     def __init__(self, sentences: Iterable[Sequence[str]], min_freq: int = 1):
-        counts = Counter(token for sentence in sentences for token in sentence)
-        kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in SPECIALS),
-                      key=lambda t: (-counts[t], t))
-        self.itos: list[str] = list(SPECIALS) + kept
-        self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
-
-    def __len__(self) -> int:
-        return len(self.itos)
+        super().__init__((token for sentence in sentences for token in sentence), min_freq, specials=SPECIALS)
 
     def __repr__(self) -> str:
         return f"TranslationVocab({len(self)} tokens: {', '.join(self.itos[4:10])}, ...)"
@@ -299,20 +289,18 @@ class TranslationVocab:
         """Token list -> ids; unknown tokens become ``<unk>``."""
         if isinstance(tokens, str):
             raise TypeError(f"expected a list of tokens, got the str {tokens[:30]!r} (split it first)")
-        return [self.stoi.get(t, UNK) for t in tokens]
+        return super().encode(tokens)
 
     def decode(self, ids) -> list[str]:
         """Ids (list or 1-d tensor) -> tokens, stopping at the first ``<eos>`` and skipping
         ``<pad>`` and ``<bos>``."""
-        ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
         out = []
-        for i in ids:
-            if not 0 <= int(i) < len(self):
-                raise ValueError(f"id {i} is outside the vocabulary's range 0..{len(self) - 1}")
+        for i in ids.tolist() if isinstance(ids, torch.Tensor) else ids:
+            token = self.token_of(i)
             if i == EOS:
                 break
             if i not in (PAD, BOS):
-                out.append(self.itos[int(i)])
+                out.append(token)
         return out
 
 
@@ -373,7 +361,7 @@ def make_batches(pairs: Sequence[SentencePair], src_vocab: TranslationVocab, tgt
     ``seed`` shuffles the pairs first (None keeps their order). ``by_length=True`` sorts them by
     source length before cutting, so that each batch holds sentences of similar length and
     little padding, then shuffles the order of the batches."""
-    batch_size = _check_count(batch_size, "batch_size", 1)
+    batch_size = checks.integer(batch_size, "batch_size", 1)
     order = list(range(len(pairs)))
     rng = np.random.default_rng(seed) if seed is not None else None
     if rng is not None:

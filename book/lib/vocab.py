@@ -8,6 +8,8 @@ from typing import Iterable, Sequence
 
 import torch
 
+from . import checks
+
 UNK = "<unk>"
 
 
@@ -16,26 +18,31 @@ def tokenize(text: str, level: str = "char") -> list[str]:
     (``level="word"``)."""
     if not isinstance(text, str):
         raise TypeError(f"expected text as a str, got {type(text).__name__}")
-    if level == "char":
+    if checks.one_of(level, ("char", "word"), "level") == "char":
         return list(text)
-    if level == "word":
-        return re.findall(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]", text.lower())
-    raise ValueError(f"expected level 'char' or 'word', got {level!r}")
+    return re.findall(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]", text.lower())
 
 
 class Vocab:
-    """Tokens <-> ids, most frequent first.
+    """Tokens <-> ids: the ``specials`` first, in their order, then every other token seen at least
+    ``min_freq`` times, most frequent first (ties in alphabetical order, so the ids do not depend
+    on the order of the text).
 
-    With ``unknown=True`` (the default) the id 0 is reserved for ``<unk>`` and every token
-    not in the vocabulary maps to it; with ``unknown=False`` an unknown token is an error.
-    Tokens seen fewer than ``min_freq`` times are left out (and become ``<unk>``).
+    With ``unknown=True`` (the default) every token not in the vocabulary maps to ``<unk>``
+    (added as the first special when ``specials`` lacks it, so it is id 0); with
+    ``unknown=False`` an unknown token is an error. Chapter 4's
+    :class:`seqbook.translation.TranslationVocab` is this class with ``<pad>``, ``<bos>``,
+    ``<eos>`` and ``<unk>`` as its specials.
     """
 
-    def __init__(self, tokens: Iterable[str], min_freq: int = 1, unknown: bool = True):
+    def __init__(self, tokens: Iterable[str], min_freq: int = 1, unknown: bool = True,
+                 specials: Sequence[str] = ()):
         counts = Counter(tokens)
-        kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
+        specials = ([UNK] if unknown and UNK not in specials else []) + list(specials)
+        kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in specials),
+                      key=lambda t: (-counts[t], t))
         self.unknown = unknown
-        self.itos: list[str] = ([UNK] if unknown else []) + [t for t in kept if t != UNK]
+        self.itos: list[str] = specials + kept
         self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
         self.counts = counts
 
@@ -71,9 +78,10 @@ class Vocab:
             if ids.dim() != 1:
                 raise ValueError(f"expected a 1-d tensor of ids, got shape {tuple(ids.shape)}")
             ids = ids.tolist()
-        out = []
-        for i in ids:
-            if not 0 <= int(i) < len(self):
-                raise ValueError(f"id {i} is outside the vocabulary's range 0..{len(self) - 1}")
-            out.append(self.itos[int(i)])
-        return sep.join(out)
+        return sep.join(self.token_of(i) for i in ids)
+
+    def token_of(self, i: int) -> str:
+        """The token with id ``i``."""
+        if not 0 <= int(i) < len(self):
+            raise ValueError(f"id {i} is outside the vocabulary's range 0..{len(self) - 1}")
+        return self.itos[int(i)]
