@@ -123,7 +123,11 @@ def test_publish_deploys_the_website_and_the_student_site_and_pushes_the_student
     assert flow["on"]["push"]["branches"] == ["main"] and flow["on"]["push"]["tags"]
     script = run_text(flow)
     for command in ("make book", "make student", "git push origin student",
-                    "cp -r _build/student/site/_build/html/. _site/student/", "gh release create"):
+                    "cp -r _build/student/site/_build/html/. _site/student/", "gh release create",
+                    # the Chinese edition, built from the same cache, under /zh/ and /student/zh/
+                    "make book-zh", "make student-zh", "published",
+                    "cp -r _build/zh/_build/html/. _site/zh/",
+                    "cp -r _build/zh/student/site/_build/html/. _site/student/zh/"):
         assert command in script, command
     uses = [step.get("uses", "") for step in steps(flow)]
     assert any(u.startswith("actions/upload-pages-artifact") for u in uses)
