@@ -162,6 +162,11 @@ def test_build_fails_on_a_warning_or_a_failing_cell(tmp_path, cell, text, should
     nbformat.write(nb, book / "book" / "nb.ipynb")
     result = jupyter_book(book, tmp_path / "out")
     assert (result.returncode == 0) == should_pass, (result.stdout + result.stderr)[-3000:]
+    if should_pass:  # the footer: licences, version and repository (filled in by site_footer)
+        page = tmp_path / "out" / "_build" / "html" / "book" / "page.html"
+        footer = re.search(r'<div class="extra_footer">(.*?)</div>', page.read_text(), re.S).group(1)
+        assert "CC BY 4.0" in footer and "MIT licence" in footer and f">{__version__}</a>" in footer
+        assert f'href="{repository_url()}"' in footer and "{" not in footer
 
 
 # --- the Chinese edition ---------------------------------------------------------------------------------
@@ -309,8 +314,3 @@ def test_chinese_student_edition_has_no_solutions_and_launches_the_student_branc
         assert f"/blob/student/zh/book/{nb_path.name}" in student_page.read_text()
         notebook = (tmp_path / "student" / "notebooks" / nb_path.name).read_text()
         assert '"outputs": []' in notebook and "solution-start" not in notebook
-    if should_pass:  # the footer: licences, version and repository (filled in by site_footer)
-        page = tmp_path / "out" / "_build" / "html" / "book" / "page.html"
-        footer = re.search(r'<div class="extra_footer">(.*?)</div>', page.read_text(), re.S).group(1)
-        assert "CC BY 4.0" in footer and "MIT licence" in footer and f">{__version__}</a>" in footer
-        assert f'href="{repository_url()}"' in footer and "{" not in footer
