@@ -188,6 +188,19 @@ def test_check_catches_what_a_translation_must_not_change(broken, complaint):
         assert any(complaint in p for p in problems), problems
 
 
+def test_directive_names_in_inline_code_and_wrapped_code_spans_are_code_not_roles():
+    # `{solution}` names a directive in prose: it is inline code, not a role whose body is the English
+    # up to the next backtick; and a code span may wrap onto the next line of its paragraph.
+    source = ("Removed: every `{solution}`, and everything between `{solution-start}` and `{solution-end}`.\n"
+              "Run `otter grade -o results/ch01\nsubmissions/ch01/` to grade them.")
+    good = ("删去：每个 `{solution}`，以及 `{solution-start}` 和 `{solution-end}` 之间的全部内容。"
+            "运行 `otter grade -o results/ch01 submissions/ch01/` 来评分。")
+    assert tr.check(source, good) == []
+    assert any("inline code" in p for p in tr.check(source, good.replace("`{solution-end}`", "solution-end")))
+    assert any("inline code" in p for p in tr.check(source, good.replace("results/ch01 ", "results/ch02 ")))
+    assert tr._roles("see {ref}`ch1-ex` and `{note}`") == ["{ref}ch1-ex"]
+
+
 def test_markdown_blocks_round_trip_and_keep_fences_whole():
     text = "# T\n\nPara one\nstill one.\n\n```python\nx = 1\n\ny = 2\n```\n\n$$\na\n\nb\n$$\n\n## S\n\nTwo.\n"
     blocks = tr.split_blocks(text)

@@ -131,6 +131,13 @@ def slug(heading: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
 
 
+# A MyST role, {name}`body`; not when the braces sit inside inline code (``{solution}`` or
+# `{solution}`, which names a directive in prose).
+_ROLE = r"(?<!`)\{([\w:-]+)\}`([^`]*)`"
+# Inline code, which may wrap onto the next line of its paragraph (not across a blank line).
+_CODE_SPAN = r"(?<!`)`((?:[^`\n]|\n(?!\s*\n))+)`(?!`)"
+
+
 def strip_markup(text: str) -> str:
     """The prose of a markdown text: code blocks, math, inline code, roles, directive syntax,
     labels, comments, links' targets and HTML tags removed."""
@@ -168,8 +175,8 @@ def strip_markup(text: str) -> str:
     prose = "\n".join(out)
     prose = re.sub(r"\$\$.*?\$\$", " ", prose, flags=re.S)
     prose = re.sub(r"(?<![\\$])\$(?!\$)(?:[^$\\]|\\.)+?\$", " ", prose, flags=re.S)
-    prose = re.sub(r"\{[\w:-]+\}`[^`]*`", " ", prose)
-    prose = re.sub(r"``.+?``|`[^`\n]+`", " ", prose)
+    prose = re.sub(_ROLE, " ", prose)
+    prose = re.sub(r"``.+?``|" + _CODE_SPAN, " ", prose)
     prose = re.sub(r"^\s*\([\w:.-]+\)=\s*$", " ", prose, flags=re.M)
     prose = re.sub(r"^\s*%.*$", " ", prose, flags=re.M)
     prose = re.sub(r"\]\([^)]*\)", "]", prose)
@@ -407,7 +414,7 @@ def _inline_math(text: str) -> set[str]:
 
 def _roles(text: str) -> list[str]:
     found = []
-    for name, body in re.findall(r"\{([\w:-]+)\}`([^`]*)`", text):
+    for name, body in re.findall(_ROLE, text):
         target = re.search(r"<([^>]+)>\s*$", body)
         found.append(f"{{{name}}}{target.group(1) if target else body}")
     return sorted(found)
@@ -449,8 +456,8 @@ def _code_blocks(text: str) -> list[str]:
 
 def _inline_code(text: str) -> set[str]:
     text = "\n".join(l for l in text.split("\n") if not _FENCE.match(l))
-    text = re.sub(r"\{[\w:-]+\}`[^`]*`", " ", text)
-    return set(re.findall(r"(?<!`)`([^`\n]+)`(?!`)", text))
+    text = re.sub(_ROLE, " ", text)
+    return {" ".join(code.split()) for code in re.findall(_CODE_SPAN, text)}
 
 
 def _numbers(text: str) -> set[str]:
