@@ -201,6 +201,16 @@ def test_directive_names_in_inline_code_and_wrapped_code_spans_are_code_not_role
     assert tr._roles("see {ref}`ch1-ex` and `{note}`") == ["{ref}ch1-ex"]
 
 
+def test_a_cell_with_an_exercise_and_its_solution_is_prose_not_code():
+    source = ("```{exercise} Count\n:label: ch9-ex\n\nCount the pairs.\n```\n\n"
+              "```{solution} ch9-ex\n:class: dropdown\n\nThere are 2.\n\n```python\nx = 2\n```\n```")
+    good = ("```{exercise} 计数\n:label: ch9-ex\n\n数一数这些对。\n```\n\n"
+            "```{solution} ch9-ex\n:class: dropdown\n\n共有 2 个。\n\n```python\nx = 2\n```\n```")
+    assert tr._code_blocks(source) == ["```python\nx = 2"]
+    assert tr.check(source, good) == []
+    assert any("code block" in p for p in tr.check(source, good.replace("x = 2", "x = 3")))
+
+
 def test_markdown_blocks_round_trip_and_keep_fences_whole():
     text = "# T\n\nPara one\nstill one.\n\n```python\nx = 1\n\ny = 2\n```\n\n$$\na\n\nb\n$$\n\n## S\n\nTwo.\n"
     blocks = tr.split_blocks(text)

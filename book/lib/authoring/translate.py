@@ -438,19 +438,25 @@ def _directives(text: str) -> list[str]:
 
 
 def _code_blocks(text: str) -> list[str]:
-    blocks, lines = [], text.split("\n")
-    current = None
-    for line in lines:
+    """The fenced code blocks of a markdown text, fence line included. A directive's own fences
+    (```{exercise} ... ```) are not code: their closing fence must not open a block."""
+    blocks, open_directives, code = [], [], None
+    for line in text.split("\n"):
         m = _FENCE.match(line)
-        if current is None and m and not _DIRECTIVE.match(m.group(2).strip()):
-            current = [line.strip(), m.group(1)]
-            continue
-        if current is not None:
-            if m and m.group(1) == current[1] and not m.group(2).strip():
-                blocks.append("\n".join([current[0]] + current[2:]))
-                current = None
+        if code is not None:
+            if m and m.group(1) == code[1] and not m.group(2).strip():
+                blocks.append("\n".join([code[0]] + code[2:]))
+                code = None
             else:
-                current.append(line)
+                code.append(line)
+        elif m:
+            info = m.group(2).strip()
+            if _DIRECTIVE.match(info):
+                open_directives.append(m.group(1))
+            elif not info and open_directives and open_directives[-1] == m.group(1):
+                open_directives.pop()
+            else:
+                code = [line.strip(), m.group(1)]
     return blocks
 
 
