@@ -364,3 +364,19 @@ def test_sampler_frequency_test_catches_a_wrong_distribution(capsys):
 def test_sampler_never_raises_on_junk(junk, capsys):
     assert not check_sampler(junk)
     capsys.readouterr()
+
+
+def test_sampler_stub(capsys):
+    def stub(model, prefix, length, temperature, seed):
+        raise NotImplementedError
+    v = check_sampler(stub)
+    capsys.readouterr()
+    assert not v and "placeholder" in v.message, v.message
+
+
+def test_sampler_reports_a_crash_in_the_students_code(capsys):
+    def crashes(model, prefix, length, temperature, seed):
+        return model(prefix)            # a list, not a tensor of ids
+    v = check_sampler(crashes)
+    capsys.readouterr()
+    assert not v and "your code raised" in v.message, v.message
