@@ -25,6 +25,55 @@ def add_one_probability(answer):
     assert abs(float(answer) - right) < 1e-3, f"p(cat | the) with add-one smoothing is not {answer!r}"
 
 
+spec.auto("ch1-ex-bigram-model")
+
+
+@spec.hidden("ch1-ex-bigram-model", points=2)
+def bigram_rows_of_new_sentences(bigram_model):
+    sentences = [["x", "y", "x"], ["y", "y"], ["z"]]
+    model = bigram_model([list(s) for s in sentences], 0.5)
+    # |V| = x, y, z and </s>; c(<s>) = 3, c(x) = 2, c(y) = 3, c(z) = 1
+    expected = {"<s>": {"x": 1.5 / 5, "y": 1.5 / 5, "z": 1.5 / 5, "</s>": 0.5 / 5},
+                "x": {"x": 0.5 / 4, "y": 1.5 / 4, "z": 0.5 / 4, "</s>": 1.5 / 4},
+                "y": {"x": 1.5 / 5, "y": 1.5 / 5, "z": 0.5 / 5, "</s>": 1.5 / 5},
+                "z": {"x": 0.5 / 3, "y": 0.5 / 3, "z": 0.5 / 3, "</s>": 1.5 / 3}}
+    assert set(model) == set(expected), f"the contexts should be <s>, x, y, z, not {sorted(model)}"
+    for h, row in expected.items():
+        for w, p in row.items():
+            assert abs(float(model[h].get(w, 0)) - p) < 1e-9, f"p({w} | {h}) should be {p:.4f}"
+
+
+@spec.hidden("ch1-ex-bigram-model", points=1)
+def sentences_do_not_run_into_each_other(bigram_model):
+    model = bigram_model([["a", "b"], ["c", "d"]], 0)
+    assert float(model["b"].get("c", 0)) == 0 and float(model["b"]["</s>"]) == 1, \
+        "the last word of a sentence is followed by </s>, never by the next sentence's first word"
+
+
+spec.auto("ch1-ex-generate", written=1)
+
+
+@spec.hidden("ch1-ex-generate", points=1)
+def generate_follows_a_certain_chain(generate):
+    chain = {"<s>": {"p": 1.0, "q": 0.0, "</s>": 0.0}, "p": {"p": 0.0, "q": 1.0, "</s>": 0.0},
+             "q": {"p": 1.0, "q": 0.0, "</s>": 0.0}}
+    assert list(generate(chain, 3, 6)) == ["p", "q", "p", "q", "p", "q"], \
+        "a chain p -> q -> p ... must give p q p q p q with max_words=6"
+
+
+@spec.hidden("ch1-ex-generate", points=2)
+def generate_draws_with_the_model_probabilities(generate):
+    import math
+    model = {"<s>": {"u": 0.8, "v": 0.2, "</s>": 0.0}, "u": {"u": 0.0, "v": 0.0, "</s>": 1.0},
+             "v": {"u": 0.0, "v": 0.0, "</s>": 1.0}}
+    firsts = [tuple(generate(model, seed)) for seed in range(100, 2100)]
+    share = firsts.count(("u",)) / len(firsts)
+    assert set(firsts) <= {("u",), ("v",)}, f"unexpected sentences {set(firsts) - {('u',), ('v',)}}"
+    assert abs(share - 0.8) < 5 * math.sqrt(0.8 * 0.2 / len(firsts)), \
+        f"'u' should come out 80% of the time, came out {share:.1%}"
+    assert [generate(model, 7) for _ in range(3)] == [generate(model, 7)] * 3, "the same seed must give the same sentence"
+
+
 spec.manual("ch1-ex-uniform", points=3)
 
 spec.auto("ch1-ex-perplexity")

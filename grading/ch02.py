@@ -6,7 +6,10 @@ reads, and it computes its own reference answer (never from ``seqbook.exercises`
 
 from seqbook.authoring.grader import GradingSpec
 
-spec = GradingSpec()
+spec = GradingSpec(
+    # the sampling exercise ends with samples of the chapter's trained language model
+    experiments=["lm", "PREFIX", "vocab"],
+)
 
 spec.auto("ch2-ex-vanishing", written=1)
 
@@ -145,6 +148,59 @@ def decay_steps_measured(measured_steps):
     right = next(k for k in range(1, 1000) if 0.8 ** k < 1e-6)
     assert int(measured_steps) == measured_steps and int(measured_steps) == right, \
         f"the measured number of steps {measured_steps!r} should agree with 0.8^k < 1e-6"
+
+
+spec.auto("ch2-ex-sampling", written=2,
+          note="the written part: the samples of the trained model at 0.5 and 1.5, and what changes. "
+               "The graded notebook has no trained model: run that part in the chapter's notebook.")
+
+
+@spec.hidden("ch2-ex-sampling", points=1)
+def sampler_feeds_each_draw_back(sample_text):
+    import torch
+    from seqbook.lm import RecurrentLM
+    from seqbook.rnn import RNNScratch
+    model = RecurrentLM(4, RNNScratch(4, 4, seed=0))       # says (t + 3) mod 4 after t, almost surely
+    with torch.no_grad():
+        model.layer.W_xh.copy_(3 * torch.eye(4))
+        model.layer.W_hh.zero_()
+        model.layer.b_h.zero_()
+        model.output.weight.copy_(40 * torch.roll(torch.eye(4), 3, dims=0))
+        model.output.bias.zero_()
+    got = [int(t) for t in sample_text(model.eval(), [0], 5, 1.0, 11)]
+    assert got == [3, 2, 1, 0, 3], f"after [0] a model that says t + 3 (mod 4) should give [3, 2, 1, 0, 3], got {got}"
+
+
+@spec.hidden("ch2-ex-sampling", points=2)
+def sampler_follows_softmax_of_logits_over_temperature(sample_text):
+    import math
+    import torch
+    from seqbook.lm import RecurrentLM
+    from seqbook.rnn import RNNScratch
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(23)
+        model = RecurrentLM(3, RNNScratch(3, 5, seed=23)).eval()
+    with torch.no_grad():
+        logits, _ = model(torch.tensor([[2, 0, 1]]))
+    for temperature in (0.4, 2.5):
+        p = torch.softmax(logits[0, -1] / temperature, dim=-1).tolist()
+        firsts = [int(sample_text(model, [2, 0, 1], 1, temperature, seed)[0]) for seed in range(500, 2000)]
+        for token, q in enumerate(p):
+            share = firsts.count(token) / len(firsts)
+            assert abs(share - q) < 5 * math.sqrt(q * (1 - q) / len(firsts)) + 1e-3, \
+                f"at temperature {temperature}, id {token} came first {share:.1%} of the time, expected {q:.1%}"
+
+
+@spec.hidden("ch2-ex-sampling", points=1)
+def sampler_is_reproducible(sample_text):
+    import torch
+    from seqbook.lm import RecurrentLM
+    from seqbook.rnn import RNNScratch
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(4)
+        model = RecurrentLM(6, RNNScratch(6, 8, seed=4)).eval()
+    runs = [[int(t) for t in sample_text(model, [1, 5], 12, 1.0, 99)] for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2] and len(runs[0]) == 12, "the same seed must give the same 12 ids"
 
 
 spec.manual("ch2-ex-bound", points=3)

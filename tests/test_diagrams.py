@@ -68,3 +68,77 @@ def test_every_part_lies_inside_the_axes(draw):
 def test_labels_of_something_else_is_a_clear_error():
     with pytest.raises(TypeError, match="expected a matplotlib Figure"):
         diagram_labels("not a figure")
+
+
+# -- chapter 2: the unrolled RNN and its backward pass ----------------------------------------
+from matplotlib.patches import FancyArrowPatch  # noqa: E402
+from matplotlib.colors import to_rgba  # noqa: E402
+
+from seqbook.diagrams import unrolled_rnn_diagram  # noqa: E402
+
+
+def _red_arrows(fig):
+    red = to_rgba("C3")
+    return [p for p in fig.axes[0].patches
+            if isinstance(p, FancyArrowPatch) and p.get_edgecolor() == red]
+
+
+@pytest.mark.parametrize("steps", [1, 4, 6])
+def test_unrolled_rnn_shows_every_step_with_the_same_weights(steps):
+    fig = unrolled_rnn_diagram(steps)
+    labels = diagram_labels(fig)
+    for t in range(1, steps + 1):
+        for name in (f"$x_{t}$", f"$h_{t}$", f"$L_{t}$"):
+            assert labels.count(name) == 1, (name, labels)
+    assert labels.count("$h_0$") == 1
+    # one copy of each weight matrix per step: the sharing the figure is about
+    for weight in ("$W_{xh}$", "$W_{hh}$", "$W_{hq}$"):
+        assert labels.count(weight) == steps, (weight, labels)
+    assert not _red_arrows(fig) and not any("J_" in label for label in labels)
+    assert len([p for p in fig.axes[0].patches if isinstance(p, FancyBboxPatch)]) == 3 * steps + 1
+    plt.close(fig)
+
+
+def test_unrolled_rnn_backward_pass_multiplies_by_one_jacobian_per_step():
+    fig = unrolled_rnn_diagram(4, backward=True)
+    labels = diagram_labels(fig)
+    assert [label for label in labels if label.startswith("$J_")] == ["$J_1$", "$J_2$", "$J_3$", "$J_4$"]
+    assert len(_red_arrows(fig)) == 4 + 4          # down from each loss, back across each step
+    assert any(r"\mathrm{diag}(\phi'(a_t))\,W_{hh}^\top" in label for label in labels)
+    plt.close(fig)
+
+
+def test_unrolled_rnn_truncation_stops_the_gradient_not_the_state():
+    fig = unrolled_rnn_diagram(4, backward=True, detach_after=2)
+    labels = diagram_labels(fig)
+    assert "detach" in labels and "$J_3$" not in labels           # nothing flows back into h_2
+    assert {"$J_1$", "$J_2$", "$J_4$"} <= set(labels)
+    assert len(_red_arrows(fig)) == 4 + 3
+    assert labels.count("$W_{hh}$") == 4                            # the state still flows forward
+    plt.close(fig)
+
+
+def test_unrolled_rnn_parts_lie_inside_the_axes():
+    for kwargs in ({}, {"backward": True, "detach_after": 1}):
+        fig = unrolled_rnn_diagram(5, **kwargs)
+        ax = fig.axes[0]
+        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+        for text in ax.texts:
+            x, y = text.get_position()
+            assert x0 <= x <= x1 and y0 <= y <= y1, text.get_text()
+        for patch in ax.patches:
+            box = patch.get_extents().transformed(ax.transData.inverted())
+            assert x0 - 1e-6 <= box.x0 and box.x1 <= x1 + 1e-6, patch
+            assert y0 - 1e-6 <= box.y0 and box.y1 <= y1 + 1e-6, patch
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"steps": 0}, "steps"),
+    ({"steps": 9}, "at most 8 steps"),
+    ({"steps": 4, "detach_after": 4}, "between 1 and 3"),
+    ({"steps": 4, "detach_after": 0}, "detach_after"),
+])
+def test_unrolled_rnn_bad_arguments_say_what_was_expected(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        unrolled_rnn_diagram(**kwargs)

@@ -398,3 +398,196 @@ def test_mixture_weights_do_not_touch_the_callers_array(capsys):
 @pytest.mark.parametrize("junk", JUNK)
 def test_mixture_weights_never_raises_on_junk(junk, capsys):
     assert not verdict_of(ch01.check_mixture_weights, junk, capsys)
+
+
+# -- a bigram model of separate sentences, with <s> and </s> ----------------------------------
+from collections import Counter  # noqa: E402
+
+
+def right_bigram_model(sentences, alpha):
+    words = sorted({w for s in sentences for w in s})
+    predicted = words + ["</s>"]
+    counts = {h: Counter() for h in ["<s>"] + words}
+    for s in sentences:
+        padded = ["<s>"] + list(s) + ["</s>"]
+        for h, w in zip(padded, padded[1:]):
+            counts[h][w] += 1
+    return {h: {w: (c[w] + alpha) / (sum(c.values()) + alpha * len(predicted)) for w in predicted}
+            for h, c in counts.items()}
+
+
+def test_bigram_model_right_answers(capsys):
+    assert verdict_of(ch01.check_bigram_model, right_bigram_model, capsys)
+
+    def only_nonzero(sentences, alpha):       # leaving out the zeros is fine
+        return {h: {w: p for w, p in row.items() if p > 0}
+                for h, row in right_bigram_model(sentences, alpha).items()}
+    assert verdict_of(ch01.check_bigram_model, only_nonzero, capsys)
+
+
+def test_bigram_model_agrees_with_ngram_lm_on_one_sentence():
+    # With a single sentence, NGramLM (which pads with its own <s>) gives the same rows.
+    words = "the cat saw the dog".split()
+    ours = right_bigram_model([words], 0.5)
+    lm = NGramLM(2, alpha=0.5).fit(words + ["</s>"])
+    for h in ("the", "cat", "saw", "dog"):
+        for w in ("the", "cat", "saw", "dog", "</s>"):
+            assert ours[h][w] == pytest.approx(lm.prob(w, [h]))
+
+
+def _one_stream(sentences, alpha):
+    return right_bigram_model([[w for s in sentences for w in s]], alpha)
+
+
+def _no_end(sentences, alpha):
+    words = sorted({w for s in sentences for w in s})
+    counts = {h: Counter() for h in ["<s>"] + words}
+    for s in sentences:
+        padded = ["<s>"] + list(s)
+        for h, w in zip(padded, padded[1:]):
+            counts[h][w] += 1
+    return {h: {w: (c[w] + alpha) / (sum(c.values()) + alpha * len(words)) if sum(c.values()) or alpha
+                else 1 / len(words) for w in words} for h, c in counts.items()}
+
+
+def _counts_bos(sentences, alpha):
+    model = right_bigram_model(sentences, alpha)
+    size = len(next(iter(model.values()))) + 1
+    out = {}
+    for h, row in model.items():
+        total = sum(1 for s in sentences for w in (["<s>"] + list(s)) if w == h)
+        counts = {w: round(p * (total + alpha * (size - 1)) - alpha) for w, p in row.items()}
+        out[h] = {w: (c + alpha) / (total + alpha * size) for w, c in counts.items()}
+    return out
+
+
+def _numerator_only(sentences, alpha):
+    model = right_bigram_model(sentences, 0.0)
+    out = {}
+    for h, row in model.items():
+        total = sum(1 for s in sentences for w in (["<s>"] + list(s)) if w == h)
+        out[h] = {w: (p * total + alpha) / total for w, p in row.items()}
+    return out
+
+
+def _mle_always(sentences, alpha):
+    return right_bigram_model(sentences, 0.0)
+
+
+def _with_eos_row(sentences, alpha):
+    model = right_bigram_model(sentences, alpha)
+    model["</s>"] = {"</s>": 1.0}
+    return model
+
+
+def _without_bos(sentences, alpha):
+    model = right_bigram_model(sentences, alpha)
+    del model["<s>"]
+    return model
+
+
+@pytest.mark.parametrize("func, hint", [
+    (_one_stream, "pad every sentence on its own"),
+    (_no_end, "you forgot </s>"),
+    (_counts_bos, "not <s>, which is never predicted"),
+    (_numerator_only, "not alpha |V| to the denominator"),
+    (_mle_always, "maximum-likelihood one"),
+    (_with_eos_row, "never a context"),
+    (_without_bos, "no row for <s>"),
+    (lambda s, a: [1, 2], "dictionary of dictionaries"),
+    (lambda s, a: None, "returned None"),
+])
+def test_bigram_model_recognises_typical_mistakes(func, hint, capsys):
+    v = verdict_of(ch01.check_bigram_model, func, capsys)
+    assert not v and hint in v.message, v.message
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_bigram_model_never_raises_on_junk(junk, capsys):
+    assert not verdict_of(ch01.check_bigram_model, junk, capsys)
+
+
+# -- generating sentences -----------------------------------------------------------------------
+def right_generate(model, seed, max_words=20):
+    rng = np.random.default_rng(seed)
+    h, words = "<s>", []
+    while len(words) < max_words:
+        tokens = list(model[h])
+        w = rng.choice(tokens, p=[model[h][t] for t in tokens])
+        if w == "</s>":
+            break
+        words.append(str(w))
+        h = w
+    return words
+
+
+def test_generate_right_answer(capsys):
+    assert verdict_of(ch01.check_generate, right_generate, capsys)
+
+
+def _greedy(model, seed, max_words=20):
+    h, words = "<s>", []
+    while len(words) < max_words:
+        w = max(model[h], key=model[h].get)
+        if w == "</s>":
+            break
+        words.append(w)
+        h = w
+    return words
+
+
+def _uniform(model, seed, max_words=20):
+    rng = np.random.default_rng(seed)
+    h, words = "<s>", []
+    while len(words) < max_words:
+        tokens = [t for t, p in model[h].items() if p > 0]
+        w = str(rng.choice(tokens))
+        if w == "</s>":
+            break
+        words.append(w)
+        h = w
+    return words
+
+
+def _context_never_moves(model, seed, max_words=20):
+    rng = np.random.default_rng(seed)
+    words = []
+    while len(words) < max_words:
+        tokens = list(model["<s>"])
+        w = str(rng.choice(tokens, p=[model["<s>"][t] for t in tokens]))
+        if w == "</s>":
+            break
+        words.append(w)
+    return words
+
+
+def _unseeded(model, seed, max_words=20):
+    return right_generate(model, None, max_words)
+
+
+def _with_markers(model, seed, max_words=20):
+    return ["<s>"] + right_generate(model, seed, max_words) + ["</s>"]
+
+
+def _ignores_max_words(model, seed, max_words=20):
+    return right_generate(model, seed, 20)
+
+
+@pytest.mark.parametrize("func, hint", [
+    (_greedy, "instead of taking the most likely word"),
+    (_uniform, "not uniformly"),
+    (_context_never_moves, "make it the new context"),
+    (_unseeded, "the same seed gave different sentences"),
+    (_with_markers, "leave <s> and </s> out"),
+    (_ignores_max_words, "stop after max_words words"),
+    (lambda m, s, n=20: " ".join(right_generate(m, s, n)), "return the list of words"),
+    (lambda m, s, n=20: None, "returned None"),
+])
+def test_generate_recognises_typical_mistakes(func, hint, capsys):
+    v = verdict_of(ch01.check_generate, func, capsys)
+    assert not v and hint in v.message, v.message
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_generate_never_raises_on_junk(junk, capsys):
+    assert not verdict_of(ch01.check_generate, junk, capsys)

@@ -254,3 +254,129 @@ def test_bptt_stub():
     def stub(rnn, X, dL_dh):
         raise NotImplementedError
     _fails_with(check_bptt(stub), "placeholder")
+
+
+# -- sampling with a temperature ----------------------------------------------------------------
+from seqbook.exercises.ch02 import check_sampler  # noqa: E402
+
+
+def right_sampler(model, prefix, length, temperature, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        logits, state = model(torch.tensor([prefix]))
+        out = []
+        for _ in range(length):
+            probs = torch.softmax(logits[0, -1] / temperature, dim=-1)
+            token = int(torch.multinomial(probs, 1, generator=g))
+            out.append(token)
+            logits, state = model(torch.tensor([[token]]), state)
+    return out
+
+
+def rerun_sampler(model, prefix, length, temperature, seed):
+    """Right too, only slower: the whole history is fed again at every step."""
+    g = torch.Generator().manual_seed(seed)
+    ids = list(prefix)
+    with torch.no_grad():
+        for _ in range(length):
+            logits, _ = model(torch.tensor([ids]))
+            ids.append(int(torch.multinomial(torch.softmax(logits[0, -1] / temperature, -1), 1, generator=g)))
+    return ids[len(prefix):]
+
+
+def numpy_sampler(model, prefix, length, temperature, seed):
+    """Right, with another random generator: only the frequency test can tell."""
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        logits, state = model(torch.tensor([prefix]))
+        out = []
+        for _ in range(length):
+            p = torch.softmax(logits[0, -1].double() / temperature, -1).numpy()
+            token = int(rng.choice(len(p), p=p / p.sum()))
+            out.append(token)
+            logits, state = model(torch.tensor([[token]]), state)
+    return out
+
+
+@pytest.mark.parametrize("func", [right_sampler, rerun_sampler, numpy_sampler])
+def test_sampler_right_answers(func, capsys):
+    v = check_sampler(func)
+    capsys.readouterr()
+    assert v, v.message
+
+
+def _variant(mistake):
+    def sampler(model, prefix, length, temperature, seed):
+        g = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            logits, state = model(torch.tensor([prefix]))
+            out, last = [], prefix[-1]
+            for _ in range(length):
+                z = logits[0, -1]
+                z = z if mistake == "ignores tau" else z * temperature if mistake == "times tau" else z / temperature
+                probs = torch.softmax(z, -1)
+                token = int(probs.argmax()) if mistake == "greedy" else int(torch.multinomial(probs, 1, generator=g))
+                out.append(token)
+                fed = last if mistake == "prefix again" else token
+                logits, state = model(torch.tensor([[fed]]), None if mistake == "no state" else state)
+        return out
+    return sampler
+
+
+def _unseeded(model, prefix, length, temperature, seed):
+    return right_sampler(model, prefix, length, temperature, int(torch.randint(10**6, (1,))))
+
+
+def _uniform(model, prefix, length, temperature, seed):
+    g = torch.Generator().manual_seed(seed)
+    return [int(t) for t in torch.randint(5, (length,), generator=g)]
+
+
+@pytest.mark.parametrize("func, hint", [
+    (_variant("ignores tau"), "divide the logits by it"),
+    (_variant("times tau"), "you multiplied the logits"),
+    (_variant("greedy"), "most likely id"),
+    (_variant("prefix again"), "not the last id of the prefix"),
+    (_variant("no state"), "pass the state"),
+    (_unseeded, "the same seed gave different ids"),
+    (_uniform, "expected [3, 4, 0, 1, 2, 3]"),
+    (lambda m, p, n, t, s: right_sampler(m, p, n, t, s)[:-1], "expected 6 sampled ids"),
+    (lambda m, p, n, t, s: list(p) + right_sampler(m, p, n, t, s), "expected 6 sampled ids"),
+    (lambda m, p, n, t, s: None, "returned None"),
+])
+def test_sampler_recognises_typical_mistakes(func, hint, capsys):
+    v = check_sampler(func)
+    capsys.readouterr()
+    assert not v and hint in v.message, v.message
+
+
+def test_sampler_frequency_test_catches_a_wrong_distribution(capsys):
+    def skewed(model, prefix, length, temperature, seed):   # a different generator, wrong probabilities
+        rng = np.random.default_rng(seed)
+        return [int(rng.choice(5, p=[0.4, 0.15, 0.15, 0.15, 0.15])) for _ in range(length)] \
+            if length < 6 else right_sampler(model, prefix, length, temperature, seed)
+    v = check_sampler(skewed)
+    capsys.readouterr()
+    assert not v and "came first" in v.message, v.message
+
+
+@pytest.mark.parametrize("junk", [None, ..., "hello", 3, [1, 2]])
+def test_sampler_never_raises_on_junk(junk, capsys):
+    assert not check_sampler(junk)
+    capsys.readouterr()
+
+
+def test_sampler_stub(capsys):
+    def stub(model, prefix, length, temperature, seed):
+        raise NotImplementedError
+    v = check_sampler(stub)
+    capsys.readouterr()
+    assert not v and "placeholder" in v.message, v.message
+
+
+def test_sampler_reports_a_crash_in_the_students_code(capsys):
+    def crashes(model, prefix, length, temperature, seed):
+        return model(prefix)            # a list, not a tensor of ids
+    v = check_sampler(crashes)
+    capsys.readouterr()
+    assert not v and "your code raised" in v.message, v.message

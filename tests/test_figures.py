@@ -99,3 +99,36 @@ def test_html_table():
         html_table([("a", "b"), ("c",)])
     with pytest.raises(ValueError, match="one 'l' or 'r' per column"):
         html_table([("a", "b")], align="lrr")
+
+
+def test_static_explorer_opens_on_the_start_values():
+    html = interactive.static_explorer(render, n=[1, 2, 3], t=[0.5, 1.0], start={"n": 3, "t": 0.5})
+    images = json_images(html)
+    assert 'max="2" value="2"' in html and 'max="1" value="0"' in html
+    shown = re.search(r'id="explore-\w+-img" src="data:image/png;base64,([^"]+)"', html).group(1)
+    assert shown == images[2 * 2 + 0] and shown != images[0]     # combination (n=3, t=0.5)
+    assert re.search(r'<b id="explore-\w+-v0">3</b>', html)
+
+
+def json_images(html):
+    import json
+    return json.loads(re.search(r"var imgs = (\[.*?\])", html).group(1))
+
+
+def test_explorer_start_values_must_be_among_the_values():
+    with pytest.raises(ValueError, match=r"one of \[1, 2, 3\], got 5"):
+        interactive.static_explorer(render, n=[1, 2, 3], t=[1], start={"n": 5})
+    with pytest.raises(ValueError, match="got one for 'tau'"):
+        interactive.static_explorer(render, n=[1, 2, 3], t=[1], start={"tau": 1})
+
+
+def test_live_explorer_opens_on_the_start_values():
+    calls = []
+
+    def record(n, t):
+        calls.append((n, t))
+        return render(n, t)
+
+    box = interactive.live_explorer(record, n=[1, 2, 3], t=[0.5, 1.0], start={"t": 1.0})
+    assert [s.value for s in box.children[0].children] == [1, 1.0] and calls == [(1, 1.0)]
+    assert plt.get_fignums() == []

@@ -145,3 +145,50 @@ def test_trains_with_torch_layers_whose_state_is_a_tuple_or_has_a_layer_dimensio
     model = RecurrentLM(5, layer, embedding_dim=4)
     h = train_lm(model, _periodic(), 40, batch_size=4, seq_len=8, lr=0.02, val_ids=_periodic(200), device=device)
     assert h.diverged_at is None and h.loss[-1] < h.loss[0] and h.val_step == [40]
+
+
+def _memorisable(seed, n=400, vocab=5):
+    return torch.randint(vocab, (n,), generator=torch.Generator().manual_seed(seed))
+
+
+def _overfitting_run(**kwargs):
+    """A model large enough to memorise 400 random tokens: its perplexity on 400 other random
+    tokens falls at first (it learns the frequencies), then rises (it learns the training text)."""
+    torch.manual_seed(0)
+    model = RecurrentLM(5, RNNScratch(5, 48, seed=0))
+    history = train_lm(model, _memorisable(1), 240, batch_size=4, seq_len=20, lr=0.01, seed=0,
+                       val_ids=_memorisable(2), eval_every=10, device="cpu", **kwargs)
+    return model, history
+
+
+def test_keep_best_returns_the_model_of_the_lowest_validation_perplexity():
+    model, h = _overfitting_run(keep_best=True)
+    best = min(range(len(h.val_perplexity)), key=h.val_perplexity.__getitem__)
+    assert h.val_perplexity[-1] > h.val_perplexity[best] + 0.5       # it did overfit
+    assert h.best_step == h.val_step[best] < 240 and h.stopped_early_at is None and h.steps == 240
+    assert perplexity(model, _memorisable(2)) == pytest.approx(h.val_perplexity[best], rel=1e-6)
+
+
+def test_without_keep_best_the_model_is_the_last_one():
+    model, h = _overfitting_run()
+    assert h.best_step is not None and h.best_step < 240
+    assert perplexity(model, _memorisable(2)) == pytest.approx(h.val_perplexity[-1], rel=1e-6)
+
+
+def test_patience_stops_after_that_many_evaluations_without_improvement():
+    model, h = _overfitting_run(keep_best=True, patience=3)
+    _, full = _overfitting_run()
+    assert h.stopped_early_at == h.best_step + 3 * 10 == h.steps < 240
+    assert h.val_perplexity == full.val_perplexity[:len(h.val_perplexity)]   # the same run, cut short
+    assert h.val_step[-1] == h.stopped_early_at
+    assert perplexity(model, _memorisable(2)) == pytest.approx(min(h.val_perplexity), rel=1e-6)
+
+
+def test_early_stopping_needs_validation():
+    model = RecurrentLM(5, RNNScratch(5, 8))
+    with pytest.raises(ValueError, match="expected val_ids for early stopping"):
+        train_lm(model, _periodic(), 3, keep_best=True, device="cpu")
+    with pytest.raises(ValueError, match="expected eval_every with patience"):
+        train_lm(model, _periodic(), 3, patience=2, val_ids=_periodic(100), device="cpu")
+    with pytest.raises(ValueError, match="positive integer patience"):
+        train_lm(model, _periodic(), 3, patience=0, val_ids=_periodic(100), eval_every=1, device="cpu")

@@ -150,3 +150,81 @@ def diagram_labels(fig: Figure) -> list[str]:
     if not isinstance(fig, Figure) or not fig.axes:
         raise TypeError(f"expected a matplotlib Figure with an axes, got {type(fig).__name__}")
     return [t.get_text() for t in fig.axes[0].texts]
+
+
+# -- chapter 2: the unrolled recurrent network and backpropagation through time --------------
+_CH2_INPUT_COLOUR = "#dbe9f6"
+_CH2_STATE_COLOUR = "#fde2c8"
+_CH2_LOSS_COLOUR = "#e2f0d9"
+_CH2_BACKWARD_COLOUR = "C3"
+
+
+def unrolled_rnn_diagram(steps: int = 4, backward: bool = False, detach_after: int | None = None) -> Figure:
+    """The recurrence ``h_t = φ(x_t W_xh + h_{t-1} W_hh + b_h)`` unrolled over ``steps`` steps, as
+    the computation graph autograd records: the inputs ``x_t`` at the bottom, the states ``h_t``
+    in the middle (``h_0`` on the left), the per-step losses ``L_t`` on top, and the same three
+    weight matrices on every arrow.
+
+    ``backward=True`` adds the backward pass in red: each loss sends ``∂L_t/∂h_t`` down to its
+    state, and going one step back, from ``h_t`` to ``h_{t-1}``, multiplies by the step's Jacobian
+    ``J_t = diag(φ'(a_t)) W_hh^T``. ``detach_after=k`` draws a truncation after ``h_k``: the state
+    still flows forward, but no gradient crosses back into ``h_k`` (no ``J_{k+1}`` arrow)."""
+    from . import checks
+
+    steps = checks.integer(steps, "steps", 1)
+    if steps > 8:
+        raise ValueError(f"expected at most 8 steps (the diagram gets unreadable beyond), got {steps}")
+    if detach_after is not None:
+        detach_after = checks.integer(detach_after, "detach_after", 1)
+        if detach_after >= steps:
+            raise ValueError(f"expected detach_after between 1 and {steps - 1} (a cut between two of "
+                             f"the {steps} steps), got {detach_after}")
+    if backward:
+        title = "backpropagation through time: one step back multiplies the gradient by $J_t$"
+    else:
+        title = "the unrolled network: the same $W_{xh}$, $W_{hh}$, $W_{hq}$ at every step"
+    gap = 2.3
+    width, height = 1.6 + steps * gap, 5.4
+    cv = _Canvas(width, height, title)
+    bottom, middle, top = 0.7, 2.55, 4.4
+    x_of = {t: 0.7 + t * gap for t in range(steps + 1)}
+
+    def state_box(t):
+        cv.box(x_of[t], middle, f"$h_{t}$", _CH2_STATE_COLOUR if t else "0.92", width=0.8)
+
+    state_box(0)
+    for t in range(1, steps + 1):
+        x = x_of[t]
+        cv.box(x, bottom, f"$x_{t}$", _CH2_INPUT_COLOUR, width=0.8)
+        state_box(t)
+        cv.box(x, top, f"$L_{t}$", _CH2_LOSS_COLOUR, width=0.8)
+        cv.arrow([(x, bottom + 0.32), (x, middle - 0.32)])
+        cv.label(x - 0.08, (bottom + middle) / 2, "$W_{xh}$", fontsize=9, ha="right", va="center")
+        cv.arrow([(x, middle + 0.32), (x, top - 0.32)])
+        cv.label(x - 0.08, (middle + top) / 2, "$W_{hq}$", fontsize=9, ha="right", va="center")
+        cv.arrow([(x_of[t - 1] + 0.46, middle), (x - 0.46, middle)])
+        cv.label((x_of[t - 1] + x) / 2, middle + 0.12, "$W_{hh}$", fontsize=9, ha="center",
+                 va="bottom", zorder=4, bbox=dict(fc="white", ec="none", pad=0.5))
+        if backward:
+            cv.arrow([(x + 0.22, top - 0.32), (x + 0.22, middle + 0.32)], _CH2_BACKWARD_COLOUR)
+            if t == steps:
+                cv.label(x + 0.3, (middle + top) / 2, r"$\partial L_t/\partial h_t$", fontsize=9,
+                         ha="left", va="center", color=_CH2_BACKWARD_COLOUR)
+            if detach_after is None or t != detach_after + 1:
+                cv.arrow([(x - 0.46, middle - 0.2), (x_of[t - 1] + 0.46, middle - 0.2)],
+                         _CH2_BACKWARD_COLOUR)
+                cv.label((x_of[t - 1] + x) / 2, middle - 0.32, f"$J_{t}$", fontsize=10,
+                         ha="center", va="top", color=_CH2_BACKWARD_COLOUR)
+    if detach_after is not None:
+        cut = (x_of[detach_after] + x_of[detach_after + 1]) / 2
+        cv.ax.plot([cut, cut], [bottom - 0.4, top + 0.45], color="0.45", ls="--", lw=1.2)
+        cv.label(cut, top + 0.5, "detach", fontsize=9, ha="center", va="bottom", color="0.3")
+    if backward:
+        cv.label(width - 0.1, 0.05, r"red: the backward pass, $J_t = \mathrm{diag}(\phi'(a_t))\,W_{hh}^\top$",
+                 fontsize=8, ha="right", va="bottom", color=_CH2_BACKWARD_COLOUR)
+    else:
+        cv.label(width - 0.1, 0.05, r"$L_t$: the loss of predicting $x_{t+1}$ from $h_t$; "
+                 r"$L = L_1 + \dots + L_T$", fontsize=8, ha="right", va="bottom")
+    return cv.fig
+
+__all__ += ["unrolled_rnn_diagram"]

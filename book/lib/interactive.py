@@ -2,7 +2,8 @@
 
 ``explore(render, n=[1, 2, 3], temperature=[0.5, 1.0])`` calls ``render(**values)``, which
 draws one matplotlib figure and returns it. In a live kernel the reader gets one slider per
-parameter. When ``SEQBOOK_STATIC=1`` (the website build sets it) every combination is drawn
+parameter; the figure opens on the first value of each, or on those given as ``start``
+(``start={"n": 3}``). When ``SEQBOOK_STATIC=1`` (the website build sets it) every combination is drawn
 once, saved as an image, and shown with HTML range sliders and a few lines of JavaScript that
 swap the image, so the figure still moves on a page without a kernel.
 """
@@ -40,6 +41,17 @@ def _check_params(params: dict) -> dict[str, list]:
     return out
 
 
+def _start_values(params: dict[str, list], start: dict | None) -> dict[str, object]:
+    """The value each slider opens on: ``start[name]`` where given, else the first value."""
+    start = {} if start is None else dict(start)
+    for name, value in start.items():
+        if name not in params:
+            raise ValueError(f"expected start values for the parameters {list(params)}, got one for {name!r}")
+        if value not in params[name]:
+            raise ValueError(f"expected the start value of {name!r} to be one of {params[name]}, got {value!r}")
+    return {name: start.get(name, values[0]) for name, values in params.items()}
+
+
 def _png(fig, dpi: int) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
@@ -47,9 +59,11 @@ def _png(fig, dpi: int) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def static_explorer(render: Callable, dpi: int = 100, **params) -> str:
-    """HTML (with inline images and JavaScript) for every combination of ``params``."""
+def static_explorer(render: Callable, dpi: int = 100, start: dict | None = None, **params) -> str:
+    """HTML (with inline images and JavaScript) for every combination of ``params``, opening on
+    ``start`` (see :func:`explore`)."""
     params = _check_params(params)
+    first = _start_values(params, start)
     names = list(params)
     combos = list(itertools.product(*params.values()))
     if len(combos) > MAX_STATIC_FRAMES:
@@ -59,11 +73,13 @@ def static_explorer(render: Callable, dpi: int = 100, **params) -> str:
     uid = "explore-" + uuid.uuid4().hex[:8]
     sizes = [len(params[n]) for n in names]
     labels = [[str(v) for v in params[n]] for n in names]
+    at = [params[n].index(first[n]) for n in names]
     controls = "".join(
-        f'<label style="margin-right:1.5em">{html.escape(n)} = <b id="{uid}-v{k}">{html.escape(labels[k][0])}</b> '
-        f'<input type="range" min="0" max="{sizes[k] - 1}" value="0" step="1" id="{uid}-s{k}" '
+        f'<label style="margin-right:1.5em">{html.escape(n)} = <b id="{uid}-v{k}">{html.escape(labels[k][at[k]])}</b> '
+        f'<input type="range" min="0" max="{sizes[k] - 1}" value="{at[k]}" step="1" id="{uid}-s{k}" '
         f'style="vertical-align:middle"></label>'
         for k, n in enumerate(names))
+    shown = combos.index(tuple(first[n] for n in names))
     script = f"""
 <script>
 (function() {{
@@ -83,18 +99,20 @@ def static_explorer(render: Callable, dpi: int = 100, **params) -> str:
 }})();
 </script>"""
     return (f'<div class="seqbook-explorer" id="{uid}"><div>{controls}</div>'
-            f'<img id="{uid}-img" src="data:image/png;base64,{images[0]}" style="max-width:100%"></div>'
+            f'<img id="{uid}-img" src="data:image/png;base64,{images[shown]}" style="max-width:100%"></div>'
             + script)
 
 
-def live_explorer(render: Callable, **params):
-    """An ipywidgets control: one selection slider per parameter, redrawing on change."""
+def live_explorer(render: Callable, start: dict | None = None, **params):
+    """An ipywidgets control: one selection slider per parameter, redrawing on change, opening on
+    ``start`` (see :func:`explore`)."""
     import ipywidgets as widgets
     from IPython.display import display
 
     params = _check_params(params)
+    first = _start_values(params, start)
     out = widgets.Output()
-    sliders = {n: widgets.SelectionSlider(options=v, value=v[0], description=n, continuous_update=False)
+    sliders = {n: widgets.SelectionSlider(options=v, value=first[n], description=n, continuous_update=False)
                for n, v in params.items()}
 
     def redraw(_=None):
@@ -110,11 +128,14 @@ def live_explorer(render: Callable, **params):
     return widgets.VBox([widgets.HBox(list(sliders.values())), out])
 
 
-def explore(render: Callable, **params):
-    """Show ``render`` with one control per parameter: live widgets, or the static twin."""
+def explore(render: Callable, start: dict | None = None, **params):
+    """Show ``render`` with one control per parameter: live widgets, or the static twin.
+
+    The figure opens on the first value of every parameter, or on ``start[name]`` for the
+    parameters ``start`` names (a parameter cannot itself be called ``start``)."""
     from IPython.display import HTML, display
 
     if is_static():
-        display(HTML(static_explorer(render, **params)))
+        display(HTML(static_explorer(render, start=start, **params)))
     else:
-        display(live_explorer(render, **params))
+        display(live_explorer(render, start=start, **params))

@@ -143,6 +143,8 @@ class History:
     val_score: list[float] = field(default_factory=list)     # translation: what ``evaluate(model)`` gave
     clipped: int = 0                                         # steps whose gradient was clipped
     diverged_at: int | None = None                           # first step with a non-finite loss or norm
+    best_step: int | None = None                             # the evaluation with the lowest val_perplexity
+    stopped_early_at: int | None = None                      # the step after which patience ran out
 
     @property
     def steps(self) -> int:
@@ -160,6 +162,7 @@ def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, s
              lr: float = 2e-3, optimizer: str = "adam", clip: float | None = 1.0, truncated: bool = True,
              val_ids=None, eval_every: int | None = None, eval_tokens: int | None = 20_000, seed: int = 0,
              device: torch.device | str | None = None, stop_on_divergence: bool = True,
+             keep_best: bool = False, patience: int | None = None,
              desc: str = "training") -> History:
     """Train ``model`` (``model(tokens, state) -> (logits, state)``) for ``steps`` steps.
 
@@ -169,11 +172,15 @@ def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, s
       chunk from a zero state (the model then never sees further back than ``seq_len``);
     - every epoch starts at a random offset (from ``seed``) so chunk boundaries move;
     - ``val_ids``: perplexity on the first ``eval_tokens`` validation ids (all of them if None)
-      after the last step, and every ``eval_every`` steps if given.
+      after the last step, and every ``eval_every`` steps if given;
+    - early stopping: ``patience=k`` stops after ``k`` evaluations in a row without a new lowest
+      validation perplexity (``history.stopped_early_at``), and ``keep_best=True`` hands back the
+      model as it was at its best evaluation (``history.best_step``), not as it ended.
     A step whose loss or gradient norm is not finite is recorded in ``diverged_at``; training
     stops there unless ``stop_on_divergence=False``.
     """
     checks.positive_ints(steps=steps, batch_size=batch_size, seq_len=seq_len)
+    _check_early_stopping(val_ids, eval_every, keep_best, patience)
     train_ids = as_ids(train_ids, "train_ids")
     if train_ids.numel() < batch_size * (seq_len + 1) + seq_len:
         raise ValueError(f"expected at least {batch_size * (seq_len + 1) + seq_len} training ids for "
@@ -190,6 +197,7 @@ def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, s
     history = History()
     batches: Iterator = iter(())
     state, elapsed = None, 0.0
+    best = _Best()
     bar = progress(range(steps), desc=desc)
     for step in bar:
         tic = time.perf_counter()
@@ -224,4 +232,38 @@ def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, s
         if val_ids is not None and (last or (eval_every and (step + 1) % eval_every == 0)):
             history.val_step.append(step + 1)
             history.val_perplexity.append(perplexity(model, val_ids))
+            best.update(model, step + 1, history.val_perplexity[-1], keep_best)
+            if patience is not None and best.evaluations_since >= patience:
+                history.stopped_early_at = step + 1
+                break
+    history.best_step = best.step
+    if keep_best and best.state is not None:
+        model.load_state_dict(best.state)
     return history
+
+
+def _check_early_stopping(val_ids, eval_every, keep_best: bool, patience) -> None:
+    if (keep_best or patience is not None) and val_ids is None:
+        raise ValueError("expected val_ids for early stopping: keep_best and patience choose by the "
+                         "validation perplexity")
+    if patience is not None:
+        checks.positive_int(patience, "patience")
+        if not eval_every:
+            raise ValueError("expected eval_every with patience: patience counts evaluations, and "
+                             "without eval_every validation runs only after the last step")
+
+
+class _Best:
+    """The lowest validation perplexity so far, when it was measured, and (for ``keep_best``) a
+    copy of the parameters at that moment."""
+
+    def __init__(self):
+        self.perplexity, self.step, self.state, self.evaluations_since = math.inf, None, None, 0
+
+    def update(self, model: nn.Module, step: int, value: float, keep: bool) -> None:
+        if value < self.perplexity:
+            self.perplexity, self.step, self.evaluations_since = value, step, 0
+            if keep:
+                self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            self.evaluations_since += 1

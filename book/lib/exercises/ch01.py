@@ -22,7 +22,8 @@ CONTEXT_ALPHABET, CONTEXT_ORDER = 27, 5  # a character 5-gram over a-z and space
 ENTROPY_SOURCE = dict(lag=3, n_countries=2, n_fillers=2, stickiness=0.75, fidelity=0.9)
 
 __all__ = ["check_add_one_bigram", "check_perplexity", "check_temperature", "check_context_count",
-           "check_seen_contexts", "check_entropy_rate", "check_mixture_weights", "TINY_CORPUS",
+           "check_seen_contexts", "check_entropy_rate", "check_mixture_weights", "check_bigram_model",
+           "check_generate", "SENTENCE_CASES", "TINY_CORPUS",
            "BIGRAM_QUERY", "CONTEXT_ALPHABET", "CONTEXT_ORDER", "ENTROPY_SOURCE",
            "MIXTURE_TOLERANCE_BITS"]
 
@@ -461,3 +462,189 @@ def check_mixture_weights(mixture_weights) -> str:
                     "example with EM (weights[k] <- mean over t of weights[k] * probs[k, t] / mixture[t]).")
     return (f"your weights are within {MIXTURE_TOLERANCE_BITS:g} bits per token of the best mixture on every "
             "case, including one where a model deserves no weight and one with exact zeros.")
+
+
+# -- exercise: count a bigram model over separate sentences, with <s> and </s> ---------------
+BOS, EOS = "<s>", "</s>"
+SENTENCE_CASES = [
+    ([s.split() for s in ("a dog ran", "a cat sat", "the dog sat")], 0.0),
+    ([s.split() for s in ("a dog ran", "a cat sat", "the dog sat")], 1.0),
+    ([s.split() for s in ("the cat saw the dog", "the dog ran", "a cat")], 0.5),
+]
+
+
+def _bigram_reference(sentences, alpha: float, mistake: str | None = None) -> dict:
+    """{h: {w: p(w | h)}} of the add-alpha bigram model of ``sentences``, each padded with <s> in
+    front and closed by </s>; or the model a typical ``mistake`` gives."""
+    words = sorted({w for s in sentences for w in s})
+    predicted = words + ([] if mistake == "no end" else [EOS])
+    size = len(predicted) + (1 if mistake == "counts <s>" else 0)
+    stream = [w for s in sentences for w in s]
+    if mistake == "one stream":       # the sentences run into each other
+        padded_sentences = [[BOS] + stream + [EOS]]
+    elif mistake == "no end":
+        padded_sentences = [[BOS] + list(s) for s in sentences]
+    else:
+        padded_sentences = [[BOS] + list(s) + [EOS] for s in sentences]
+    counts = {h: Counter() for h in [BOS] + words}
+    for padded in padded_sentences:
+        for h, w in zip(padded, padded[1:]):
+            counts[h][w] += 1
+    model = {}
+    for h, followers in counts.items():
+        total = sum(followers.values())
+        if mistake == "numerator only":
+            model[h] = {w: (followers[w] + alpha) / total if total else 0.0 for w in predicted}
+        elif total == 0 and alpha == 0:
+            model[h] = {w: 1 / len(predicted) for w in predicted}
+        else:
+            model[h] = {w: (followers[w] + alpha) / (total + alpha * size) for w in predicted}
+    return model
+
+
+def _as_model(result) -> dict:
+    if result is None:
+        raise Wrong("your function returned None: did you forget `return`?")
+    if not isinstance(result, dict) or not all(isinstance(row, dict) for row in result.values()):
+        raise Wrong(f"expected a dictionary of dictionaries, model[h][w] = p(w | h), got "
+                    f"{type(result).__name__}.")
+    return result
+
+
+def _same_model(got: dict, right: dict, tol: float = 1e-6) -> bool:
+    if set(got) != set(right):
+        return False
+    for h, row in right.items():
+        for w in set(row) | set(got[h]):
+            if not math.isclose(float(got[h].get(w, 0.0)), row.get(w, 0.0), rel_tol=tol, abs_tol=1e-9):
+                return False
+    return True
+
+
+@checker
+def check_bigram_model(bigram_model) -> str:
+    """``bigram_model(sentences, alpha)`` -> ``{h: {w: p(w | h)}}``: the add-alpha bigram model of a
+    list of sentences (lists of words), each padded with ``<s>`` and closed by ``</s>``."""
+    require_function(bigram_model)
+    for sentences, alpha in SENTENCE_CASES:
+        got = _as_model(call(bigram_model, [list(s) for s in sentences], alpha))
+        right = _bigram_reference(sentences, alpha)
+        where = f"for the sentences {[' '.join(s) for s in sentences]} and alpha = {alpha:g}"
+        if _same_model(got, right):
+            continue
+        if BOS not in got:
+            raise Wrong(f"{where} your model has no row for <s>: the first word of every sentence is "
+                        "predicted from the context <s>.")
+        if EOS in got:
+            raise Wrong(f"{where} your model has a row for </s>, but nothing follows the end of a "
+                        "sentence: </s> is predicted, never a context.")
+        if set(got) != set(right):
+            missing = sorted(set(right) - set(got))
+            raise Wrong(f"{where} the contexts should be <s> and every word; yours lack {missing} "
+                        f"or add {sorted(set(got) - set(right))}.")
+        if any(BOS in row and row[BOS] != 0 for row in got.values()):
+            raise Wrong(f"{where} your rows give probability to <s>, which is never predicted: |V| counts "
+                        "the words and </s>, not <s>.")
+        for mistake, hint in (
+                ("one stream", "you read the sentences as one text, so the last word of a sentence "
+                               "predicts the first word of the next: pad every sentence on its own."),
+                ("no end", "you forgot </s>: close every sentence with it, so that the model can predict "
+                           "where a sentence stops (and count it in |V|)."),
+                ("counts <s>", "|V| should count the words and </s>, but not <s>, which is never predicted."),
+                ("numerator only", "you added alpha to the counts but not alpha |V| to the denominator, "
+                                   "so the rows no longer sum to 1."),
+        ):
+            if _same_model(got, _bigram_reference(sentences, alpha, mistake)):
+                raise Wrong(f"{where} {hint}")
+        if alpha and _same_model(got, _bigram_reference(sentences, 0.0)):
+            raise Wrong(f"{where} your model is the maximum-likelihood one: add alpha to every count "
+                        "and alpha |V| to the denominator.")
+        bad = [h for h, row in got.items() if not math.isclose(sum(map(float, row.values())), 1, abs_tol=1e-6)]
+        if bad:
+            raise Wrong(f"{where} the row of {bad[0]!r} sums to {sum(map(float, got[bad[0]].values())):.4g}, "
+                        "not 1: every p(. | h) is a distribution over the words and </s>.")
+        h = next(h for h in right if not _same_model({h: got[h]}, {h: right[h]}))
+        raise Wrong(f"{where} the row of {h!r} is {_rounded(got[h])}, expected {_rounded(right[h])}: "
+                    "p(w | h) = (c(h w) + alpha) / (c(h) + alpha |V|).")
+    return "your counts, with <s> in front of every sentence and </s> at its end, match."
+
+
+def _rounded(row: dict) -> dict:
+    return {w: round(float(p), 3) for w, p in sorted(row.items()) if float(p) > 0}
+
+
+# -- exercise: generate sentences from a bigram model ------------------------------------------
+def _sentence_probabilities(model: dict, max_words: int = 20) -> dict[tuple, float]:
+    """Every sentence the model can generate (for a model without loops), with its probability."""
+    out: dict[tuple, float] = {}
+
+    def walk(h, words, p):
+        for w, q in model[h].items():
+            if q <= 0:
+                continue
+            if w == EOS:
+                out[tuple(words)] = out.get(tuple(words), 0.0) + p * q
+            elif len(words) < max_words:
+                walk(w, words + [w], p * q)
+
+    walk(BOS, [], 1.0)
+    return out
+
+
+def _words_of(result, where: str) -> list:
+    if result is None:
+        raise Wrong(f"{where} your function returned None: did you forget `return`?")
+    if isinstance(result, str):
+        raise Wrong(f"{where} you returned the text {result!r}; return the list of words.")
+    if not isinstance(result, (list, tuple)):
+        raise Wrong(f"{where} expected a list of words, got {type(result).__name__}.")
+    return list(result)
+
+
+@checker
+def check_generate(generate) -> str:
+    """``generate(model, seed, max_words=20)`` -> one sentence (a list of words, without <s> and
+    </s>) drawn from a ``{h: {w: p(w | h)}}`` bigram model with ``np.random.default_rng(seed)``."""
+    require_function(generate)
+    chain = {BOS: {"x": 1.0, "y": 0.0, EOS: 0.0}, "x": {"x": 0.0, "y": 1.0, EOS: 0.0},
+             "y": {"x": 0.0, "y": 0.0, EOS: 1.0}}
+    got = _words_of(call(generate, chain, 0), "on a model that can only say 'x y'")
+    if got and got[0] == BOS or got and got[-1] == EOS:
+        raise Wrong("leave <s> and </s> out of the sentence you return: they mark its boundaries, they "
+                    "are not words.")
+    if got == ["x"] * len(got) and len(got) > 1:
+        raise Wrong("on a model that can only say 'x y' you returned " f"{got}: after drawing a word, make it "
+                    "the new context, so the next word is drawn from model[word].")
+    if got != ["x", "y"]:
+        raise Wrong(f"on a model that can only say 'x y' (every probability 0 or 1) you returned {got}: start "
+                    "from model['<s>'], draw, continue from the word drawn, and stop at '</s>'.")
+    loop = {BOS: {"a": 1.0, EOS: 0.0}, "a": {"a": 1.0, EOS: 0.0}}
+    for limit in (20, 5):
+        got = _words_of(call(generate, loop, 0, limit), "on a model that never ends")
+        if got != ["a"] * limit:
+            raise Wrong(f"on a model that never reaches </s>, generate(model, seed, max_words={limit}) returned "
+                        f"{len(got)} words: stop after max_words words.")
+    model = _bigram_reference(SENTENCE_CASES[0][0], 0.0)
+    truth = _sentence_probabilities(model)
+    first = [tuple(_words_of(call(generate, model, seed), "on the toy model")) for seed in range(3000)]
+    again = [tuple(_words_of(call(generate, model, seed), "on the toy model")) for seed in range(20)]
+    if again != first[:20]:
+        raise Wrong("the same seed gave different sentences: draw with rng = np.random.default_rng(seed), "
+                    "created inside generate, so that a seed always gives the same sentence.")
+    unknown = sorted({" ".join(s) for s in first} - {" ".join(s) for s in truth})
+    if unknown:
+        raise Wrong(f"the toy model cannot say {unknown[0]!r}: each word must be drawn from model[previous word].")
+    if len(set(first)) == 1:
+        raise Wrong(f"3000 seeds all gave {' '.join(first[0])!r}: draw at random with the model's "
+                    "probabilities (rng.choice(tokens, p=probs)) instead of taking the most likely word, "
+                    "and create the generator from the seed you are given.")
+    shares = {s: first.count(s) / len(first) for s in truth}
+    off = {s: (shares[s], p) for s, p in truth.items()
+           if abs(shares[s] - p) > 5 * math.sqrt(p * (1 - p) / len(first))}
+    if off:
+        s, (share, p) = next(iter(off.items()))
+        raise Wrong(f"over 3000 seeds {' '.join(s)!r} came out {share:.1%} of the time, but the model gives it "
+                    f"probability {p:.1%}: draw each word with the probabilities of model[h] "
+                    "(rng.choice(tokens, p=probs)), not uniformly.")
+    return ("your sentences follow the model: over 3000 seeds each toy sentence came out about as often as "
+            "its probability says, and the same seed gives the same sentence.")

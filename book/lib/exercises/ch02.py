@@ -20,7 +20,8 @@ SHARING = dict(input_size=67, hidden_size=128, steps=64)  # one-hot characters, 
 DECAY = dict(scale=0.8, fraction=1e-6)                 # orthogonal W_hh scaled by 0.8; when below 1e-6?
 
 __all__ = ["check_vanishing_gradient", "check_parameter_counts", "check_step_jacobian",
-           "check_clip_by_global_norm", "check_decay_steps", "check_bptt", "DIAGONAL", "BPTT_STEPS",
+           "check_clip_by_global_norm", "check_decay_steps", "check_bptt", "check_sampler",
+           "SAMPLING_PREFIX", "DIAGONAL", "BPTT_STEPS",
            "FLOAT32_STEPS", "SHARING", "DECAY", "BPTT_CASES"]
 
 
@@ -347,3 +348,128 @@ def check_bptt(bptt) -> str:
                     "(summed over the batch) to the three gradients.")
     return ("your backward pass matches autograd's gradients of W_xh, W_hh and b_h: "
             "backpropagation through time is these two recursions and three sums.")
+
+
+# -- exercise: sampling from the recurrent language model with a temperature -----------------
+SAMPLING_PREFIX = [1, 2]
+SAMPLING_DRAWS = 1500        # seeds of the frequency test
+
+
+def _sampling_model():
+    """A tiny RecurrentLM whose next-token distribution depends on the whole history: 5 tokens,
+    one-hot inputs, 6 tanh units, weights enlarged so that the distributions are far from uniform
+    (but not so far that a greedy or a stateless sampler could pass for the right one)."""
+    from ..lm import RecurrentLM
+    from ..seeding import seeded
+
+    with seeded(0):  # the same model every time, without touching the reader's random stream
+        model = RecurrentLM(5, RNNScratch(5, 6, seed=0))
+        with torch.no_grad():
+            for p in model.parameters():
+                p.mul_(1.5)
+    return model.eval()
+
+
+def _shift_model(vocab: int = 5):
+    """A RecurrentLM that (almost surely) says ``(t + 1) mod vocab`` after the token ``t``."""
+    from ..lm import RecurrentLM
+
+    model = RecurrentLM(vocab, RNNScratch(vocab, vocab, seed=0))
+    with torch.no_grad():
+        model.layer.W_xh.copy_(3 * torch.eye(vocab))
+        model.layer.W_hh.zero_()
+        model.layer.b_h.zero_()
+        model.output.weight.copy_(40 * torch.roll(torch.eye(vocab), 1, dims=0))
+        model.output.bias.zero_()
+    return model.eval()
+
+
+@torch.no_grad()
+def _reference_sample(model, prefix, length, temperature, seed, mistake: str | None = None) -> list[int]:
+    """The exercise's answer (``mistake=None``), or what a typical mistake produces, drawing with
+    ``torch.multinomial`` from a generator seeded with ``seed``."""
+    g = torch.Generator().manual_seed(seed)
+    logits, state = model(torch.tensor([prefix]))
+    last, out = prefix[-1], []
+    for _ in range(length):
+        scaled = {"no temperature": logits[0, -1], "times temperature": logits[0, -1] * temperature}.get(
+            mistake, logits[0, -1] / temperature)
+        probs = torch.softmax(scaled, dim=-1)
+        token = int(probs.argmax()) if mistake == "greedy" else int(torch.multinomial(probs, 1, generator=g))
+        out.append(token)
+        fed = last if mistake == "feeds the prefix" else token
+        logits, state = model(torch.tensor([[fed]]), None if mistake == "no state" else state)
+    return out
+
+
+def _drawn(result, length: int, vocab: int, where: str) -> list[int]:
+    if result is None:
+        raise Wrong(f"{where} your function returned None: return the list of sampled ids.")
+    if isinstance(result, torch.Tensor):
+        result = result.flatten().tolist()
+    if not isinstance(result, (list, tuple)) or not all(isinstance(t, int) or hasattr(t, "__index__")
+                                                        for t in result):
+        raise Wrong(f"{where} expected a list of token ids (ints), got {type(result).__name__}.")
+    result = [int(t) for t in result]
+    if len(result) != length:
+        raise Wrong(f"{where} expected {length} sampled ids (without the prefix), got {len(result)}.")
+    if not all(0 <= t < vocab for t in result):
+        raise Wrong(f"{where} expected ids between 0 and {vocab - 1}, got {result}.")
+    return result
+
+
+@checker
+def check_sampler(sample_text) -> str:
+    """``sample_text(model, prefix, length, temperature, seed)`` -> ``length`` ids drawn after the
+    list ``prefix`` from a RecurrentLM, each from softmax(logits / temperature), the drawn id fed
+    back with the state; the same seed gives the same ids."""
+    require_function(sample_text)
+    shift = _shift_model()
+    got = _drawn(call(sample_text, shift, [2], 6, 1.0, 0), 6, 5, "on a model that always says t + 1 after t:")
+    if got == [3] * 6:
+        raise Wrong("on a model that always says t + 1 after t, after [2] you returned [3, 3, 3, 3, 3, 3]: "
+                    "feed each drawn id back into the model, not the last id of the prefix again.")
+    if got != [3, 4, 0, 1, 2, 3]:
+        raise Wrong(f"on a model that always says t + 1 after t (mod 5), after [2] you returned {got}, "
+                    "expected [3, 4, 0, 1, 2, 3].")
+    model = _sampling_model()
+    where = f"for prefix {SAMPLING_PREFIX}:"
+    again = [_drawn(call(sample_text, model, list(SAMPLING_PREFIX), 4, 1.0, seed), 4, 5, where)
+             for seed in (0, 0, 1, 2, 3)]
+    if again[0] != again[1]:
+        raise Wrong("the same seed gave different ids: draw with a generator made from the seed, "
+                    "g = torch.Generator().manual_seed(seed), and pass generator=g to torch.multinomial.")
+    if len({tuple(a) for a in again}) == 1:
+        raise Wrong("four different seeds gave the same ids: draw at random (torch.multinomial) instead of "
+                    "taking the most likely id, and seed the generator with the seed you are given.")
+    cases = [(temperature, seed) for temperature in (0.5, 2.0) for seed in range(5)]
+    answers = [_drawn(call(sample_text, model, list(SAMPLING_PREFIX), 4, t, s), 4, 5, where) for t, s in cases]
+    if all(a == _reference_sample(model, SAMPLING_PREFIX, 4, t, s) for a, (t, s) in zip(answers, cases)):
+        return ("your sampler draws each id from softmax(logits / temperature) and feeds it back with the "
+                "state: the same ids as the reference for every seed tried.")
+    for mistake, hint in (
+            ("no temperature", "the temperature changes nothing in your samples: divide the logits by it "
+                               "before the softmax."),
+            ("times temperature", "you multiplied the logits by the temperature; divide them, so that a "
+                                  "temperature below 1 sharpens the distribution."),
+            ("greedy", "you take the most likely id at every step: draw from the distribution instead."),
+            ("feeds the prefix", "feed each drawn id back into the model, not the last id of the prefix again."),
+            ("no state", "you feed the drawn id back without the state, so the model forgets the history: "
+                         "pass the state the previous call returned."),
+    ):
+        if all(a == _reference_sample(model, SAMPLING_PREFIX, 4, t, s, mistake) for a, (t, s) in zip(answers, cases)):
+            raise Wrong(hint)
+    # Another way of drawing, perhaps: then the frequencies must still follow the model.
+    with torch.no_grad():
+        logits, _ = model(torch.tensor([SAMPLING_PREFIX]))
+    for temperature in (0.5, 2.0):
+        p = torch.softmax(logits[0, -1] / temperature, dim=-1).tolist()
+        firsts = [_drawn(call(sample_text, model, list(SAMPLING_PREFIX), 1, temperature, seed), 1, 5, where)[0]
+                  for seed in range(SAMPLING_DRAWS)]
+        for token, q in enumerate(p):
+            share = firsts.count(token) / SAMPLING_DRAWS
+            if abs(share - q) > 5 * math.sqrt(q * (1 - q) / SAMPLING_DRAWS) + 1e-3:
+                raise Wrong(f"at temperature {temperature} the id {token} came first {share:.1%} of the time over "
+                            f"{SAMPLING_DRAWS} seeds, but softmax(logits / temperature) gives it {q:.1%}.")
+    return ("your samples follow softmax(logits / temperature) (your draws differ from torch.multinomial's "
+            "with the seeded generator, which is fine).")
