@@ -88,14 +88,21 @@ def static_explorer(render: Callable, dpi: int = 100, **params) -> str:
 
 
 def live_explorer(render: Callable, **params):
-    """An ipywidgets control: one selection slider per parameter, redrawing on change."""
+    """An ipywidgets control per parameter, redrawing on change: a selection slider for values
+    with an order (numbers), a drop-down menu for names (every value a string)."""
     import ipywidgets as widgets
     from IPython.display import display
 
     params = _check_params(params)
     out = widgets.Output()
-    sliders = {n: widgets.SelectionSlider(options=v, value=v[0], description=n, continuous_update=False)
-               for n, v in params.items()}
+
+    def control(name, values):
+        if all(isinstance(v, str) for v in values):
+            return widgets.Dropdown(options=values, value=values[0], description=name)
+        return widgets.SelectionSlider(options=values, value=values[0], description=name,
+                                       continuous_update=False)
+
+    sliders = {n: control(n, v) for n, v in params.items()}
 
     def redraw(_=None):
         with out:
