@@ -152,3 +152,32 @@ def pre_norm_on_a_new_layer(pre_norm_forward):
         got = pre_norm_forward(layer, x.clone())
     assert tuple(got.shape) == (3, 5, 8), f"expected (3, 5, 8), got {tuple(got.shape)}"
     assert torch.allclose(got, right, atol=1e-5), "the output is not x + SelfAttn(LN1(x)), then + FFN(LN2(.))"
+
+
+spec.auto("ch6-ex-kv-cache", written=2)
+
+
+@spec.hidden("ch6-ex-kv-cache", points=1)
+def scores_counted_with_and_without_a_cache(scores_without_cache, scores_with_cache):
+    m = 20
+    assert int(scores_without_cache) == sum(t * t for t in range(1, m + 1)), \
+        f"{scores_without_cache!r} is not the number of scores without a cache"
+    assert int(scores_with_cache) == m * (m + 1) // 2, f"{scores_with_cache!r} is not the number with a cache"
+
+
+@spec.hidden("ch6-ex-kv-cache", points=2)
+def cached_steps_equal_full_causal_attention(cached_self_attention):
+    import torch
+    from seqbook.multihead import MultiHeadAttention
+    torch.manual_seed(140)
+    attn = MultiHeadAttention(12, 3, dropout=0.0).eval()
+    x = torch.randn(3, 5, 12)
+    cache = {}
+    with torch.no_grad():
+        for t in range(1, 6):
+            out = cached_self_attention(attn, x[:, t - 1:t], cache)
+            full = attn(x[:, :t], x[:, :t], x[:, :t], causal=True)[0][:, -1:]
+            assert tuple(out.shape) == (3, 1, 12), f"step {t}: expected (3, 1, 12), got {tuple(out.shape)}"
+            assert torch.allclose(out, full, atol=1e-5), f"step {t} differs from full causal self-attention"
+            assert tuple(cache["k"].shape) == tuple(cache["v"].shape) == (3, 3, t, 4), \
+                f"after step {t} the cache should hold (batch, heads, {t}, d_k) keys and values"

@@ -142,3 +142,71 @@ def test_unrolled_rnn_parts_lie_inside_the_axes():
 def test_unrolled_rnn_bad_arguments_say_what_was_expected(kwargs, message):
     with pytest.raises(ValueError, match=message):
         unrolled_rnn_diagram(**kwargs)
+# -- chapters 5 and 6 ----------------------------------------------------------------------------
+from seqbook.diagrams import attention_decoder_diagram, transformer_diagram  # noqa: E402
+
+
+def _inside(fig):
+    """Every text and patch of the diagram lies inside its axes."""
+    ax = fig.axes[0]
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    for text in ax.texts:
+        x, y = text.get_position()
+        assert x0 <= x <= x1 and y0 <= y <= y1, text.get_text()
+    for patch in ax.patches:
+        box = patch.get_extents().transformed(ax.transData.inverted())
+        assert x0 - 1e-6 <= box.x0 and box.x1 <= x1 + 1e-6, patch
+        assert y0 - 1e-6 <= box.y0 and box.y1 <= y1 + 1e-6, patch
+
+
+def test_attention_decoder_diagram_shows_both_orders_with_shapes():
+    fig = attention_decoder_diagram()
+    labels = diagram_labels(fig)
+    titles = [t for t in labels if "queries" in t]
+    assert len(titles) == 2 and "previous state" in titles[0] and "new state" in titles[1]
+    for name in (r"$s_{i-1}$", r"$s_i$", r"$e_{i\cdot}$", r"$a_{i\cdot}$", r"$c_i$ (d_h)",
+                 r"annotations $h_1 \dots h_n$", r"$E\,y_{i-1}$", r"$p(y_i)$ (|V|)"):
+        assert labels.count(name) == 2, (name, labels)          # once in each panel
+    assert labels.count(r"$\tilde s_i$") == 1                     # Luong's attentional vector only
+    assert any("input feeding" in t and r"\tilde s_{i-1}" in t for t in labels)
+    assert labels.count("(n, d_h)") == 2 and labels.count("(n)") == 4 and labels.count("(d_h)") >= 4
+    assert labels.count("score") == 2 and labels.count("softmax") == 2 and labels.count("GRU") == 2
+    assert labels.count("keys") == 2 and labels.count("values") == 2 and labels.count("query") == 2
+    # Bahdanau's query leaves s_{i-1} before the GRU; Luong's leaves s_i after it
+    ax = fig.axes[0]
+    at = {t.get_text(): t.get_position() for t in ax.texts}
+
+    def top_first(text):                        # positions of a label, Bahdanau's panel first
+        return sorted((t.get_position() for t in ax.texts if t.get_text() == text), key=lambda p: -p[1])
+
+    (gru_b, gru_l), (query_b, query_l) = top_first("GRU"), top_first("query")
+    assert query_b[0] < gru_b[0] and query_l[0] > gru_l[0]
+    assert at[r"$\tilde s_i$"][0] > gru_l[0] and at[r"$\tilde s_i$"][1] < gru_b[1]   # in Luong's panel
+    _inside(fig)
+    plt.close(fig)
+
+
+def test_transformer_diagram_shows_the_layers_masks_memory_and_norm_order():
+    fig = transformer_diagram()
+    labels = diagram_labels(fig)
+    assert labels.count("Add & LayerNorm") == 5                   # 2 in the encoder layer, 3 in the decoder's
+    assert labels.count("feed-forward network") == 2
+    assert labels.count("N ×") == 2
+    encoder_attention = [t for t in labels if t.startswith("multi-head self-attention")]
+    causal = [t for t in labels if t.startswith("masked multi-head\nself-attention")]
+    cross = [t for t in labels if t.startswith("multi-head cross-attention")]
+    assert len(encoder_attention) == len(causal) == len(cross) == 1
+    assert "mask: source padding" in encoder_attention[0] and "mask: causal" in causal[0]
+    assert "the memory" in cross[0] and "mask: source padding" in cross[0]
+    assert any(t.startswith("memory") and "d_{model}" in t for t in labels)
+    assert any(r"\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))" in t for t in labels)   # post-norm, stated
+    assert labels.count(r"embedding $\times\sqrt{d_{model}}$") == 2 and labels.count("positions") == 2
+    assert any("(m, |V|)" in t for t in labels)
+    assert "post-norm" in fig.axes[0].get_title()
+    # the cross-attention sits between the decoder's self-attention and its feed-forward network
+    ax = fig.axes[0]
+    y = {t.get_text(): t.get_position()[1] for t in ax.texts}
+    ffn_y = sorted(t.get_position()[1] for t in ax.texts if t.get_text() == "feed-forward network")
+    assert y[causal[0]] < y[cross[0]] < ffn_y[-1]
+    _inside(fig)
+    plt.close(fig)

@@ -162,3 +162,50 @@ def test_pre_norm_layer():
     _verdict(check_pre_norm_layer(...), False, "placeholder")
     # the checker's reference is seqbook's own pre-norm layer
     assert isinstance(EncoderLayer(16, 4, 32, norm_first=True), torch.nn.Module)
+
+
+# -- the key/value cache --------------------------------------------------------------------------
+from seqbook.exercises.ch06 import CACHE_STEPS, cache_score_counts, check_cache_counts, check_kv_cache  # noqa: E402
+
+
+def test_cache_counts():
+    m = CACHE_STEPS
+    assert cache_score_counts(m) == (2870, 210) and cache_score_counts(3) == (1 + 4 + 9, 1 + 2 + 3)
+    _verdict(check_cache_counts(2870, 210), True, "2,870 against 210")
+    _verdict(check_cache_counts(210, 2870), False, "swapped")
+    _verdict(check_cache_counts(400, 210), False, "last step alone")
+    _verdict(check_cache_counts(1540, 210), False, "masked entries")
+    _verdict(check_cache_counts(2800, 210), False, "sum t^2")
+    _verdict(check_cache_counts(2870, 20), False, "every cached key")
+    _verdict(check_cache_counts(2870, 420), False, "twice too many")
+    _verdict(check_cache_counts(2870, 200), False, "ONE new query")
+    _verdict(check_cache_counts(..., 210), False, "placeholder")
+
+
+def _cached(attn, x_new, cache, scale=True, keep=True, project=True, wrong_shape=False):
+    q = attn._split(attn.q_proj(x_new))
+    k, v = attn._split(attn.k_proj(x_new)), attn._split(attn.v_proj(x_new))
+    if cache and keep:
+        k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
+    cache["k"], cache["v"] = k, (v.transpose(2, 3) if wrong_shape else v)
+    weights = torch.softmax(q @ k.transpose(-2, -1) / (math.sqrt(attn.d_k) if scale else 1), dim=-1)
+    concat = (weights @ v).transpose(1, 2).reshape(x_new.shape[0], 1, attn.d_model)
+    return attn.out_proj(concat) if project else concat
+
+
+def test_kv_cache_right_and_wrong():
+    _verdict(check_kv_cache(_cached), True, "every step equals")
+    _verdict(check_kv_cache(lambda a, x, c: _cached(a, x, c, scale=False)), False, "sqrt(d_k)")
+    _verdict(check_kv_cache(lambda a, x, c: _cached(a, x, c, keep=False)), False, "append")
+    _verdict(check_kv_cache(lambda a, x, c: _cached(a, x, c, project=False)), False, "out_proj")
+    _verdict(check_kv_cache(lambda a, x, c: _cached(a, x, c, wrong_shape=True)), False, "(batch, heads, t, d_k)")
+    _verdict(check_kv_cache(lambda a, x, c: x), False, "step 1 already differs")
+    _verdict(check_kv_cache(lambda a, x, c: _cached(a, x, c)[:, :, :8]), False, "shape (2, 1, 16)")
+
+    def no_cache_kept(attn, x_new, cache):            # right output once, but a cache of its own
+        out = _cached(attn, x_new, cache)
+        cache["q"] = out
+        return out
+    _verdict(check_kv_cache(no_cache_kept), False, "exactly the keys 'k' and 'v'")
+    _verdict(check_kv_cache(lambda a, x, c: ...), False, "placeholder")
+    _verdict(check_kv_cache(lambda a, x, c: 1 / 0), False, "ZeroDivisionError")

@@ -266,3 +266,50 @@ def test_small_transformer_learns_to_reverse(device):
         losses.append(loss.item())
     assert losses[0] > 2.0  # about ln 12 = 2.5 at the start
     assert sum(losses[-5:]) / 5 < 0.55 * losses[0]
+
+
+def _backward_both(ours, theirs, out_ours, out_theirs, seed=3):
+    target = torch.randn(out_theirs.shape, generator=torch.Generator().manual_seed(seed))
+    (out_ours * target).sum().backward()
+    (out_theirs * target).sum().backward()
+
+
+def test_gradient_gaps_compare_every_parameter_of_a_copy():
+    from seqbook.multihead import MultiHeadAttention
+    from seqbook.transformer import gradient_gaps
+
+    gen = torch.Generator().manual_seed(0)
+    x, mem = torch.randn(2, 5, 8, generator=gen), torch.randn(2, 4, 8, generator=gen)
+    torch.manual_seed(0)
+    cases = []
+    mha = nn.MultiheadAttention(8, 2, batch_first=True)
+    ours = MultiHeadAttention.from_torch(mha)
+    _backward_both(ours, mha, ours(x, x, x)[0], mha(x, x, x)[0])
+    cases.append((ours, mha))
+    dec = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    _randomise_norms(dec, gen)
+    ours_dec = DecoderLayer.from_torch(dec)
+    _backward_both(ours_dec, dec, ours_dec(x, mem), dec(x, mem, tgt_mask=causal_mask(5)))
+    cases.append((ours_dec, dec))
+    for mine, theirs in cases:
+        gaps = gradient_gaps(mine, theirs)
+        assert list(gaps) == [n for n, _ in theirs.named_parameters()]       # every one, biases too
+        assert max(gaps.values()) < 1e-5, gaps
+    assert {"in_proj_bias", "out_proj.bias"} <= set(gradient_gaps(*cases[0]))
+    assert "multihead_attn.in_proj_weight" in gradient_gaps(ours_dec, dec)
+    # a wrong gradient shows up under its own name, and only there
+    with torch.no_grad():
+        ours_dec.cross_attn.v_proj.bias.grad.neg_()
+        ours_dec.norm3.weight.grad.neg_()
+    gaps = gradient_gaps(ours_dec, dec)
+    wrong = {n for n, g in gaps.items() if g > 1e-3}
+    assert wrong == {"multihead_attn.in_proj_bias", "norm3.weight"}, gaps
+
+
+def test_gradient_gaps_need_a_backward_pass_first():
+    from seqbook.multihead import MultiHeadAttention
+    from seqbook.transformer import gradient_gaps
+
+    mha = nn.MultiheadAttention(8, 2, batch_first=True)
+    with pytest.raises(ValueError, match="run backward through both modules first"):
+        gradient_gaps(MultiHeadAttention.from_torch(mha), mha)

@@ -60,3 +60,27 @@ def test_explorer_and_progress_bar_work_with_ipywidgets(which):
     # one slider per parameter; drawn once at start and once per move, with the moved values
     assert line == (f"RESULT {major} VBox ['SelectionSlider', 'SelectionSlider'] "
                     "[(1, 0.5), (3, 0.5), (3, 1.0)] 6"), line
+
+
+def test_a_parameter_of_names_gets_a_menu_and_one_of_numbers_a_slider():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import ipywidgets
+
+    from seqbook.interactive import live_explorer
+
+    calls = []
+
+    def render(kind, layer):
+        calls.append((kind, layer))
+        fig, ax = plt.subplots()
+        ax.plot([0, layer])
+        return fig
+
+    box = live_explorer(render, kind=["encoder", "cross"], layer=[1, 2])
+    menu, slider = box.children[0].children
+    assert isinstance(menu, ipywidgets.Dropdown) and list(menu.options) == ["encoder", "cross"]
+    assert isinstance(slider, ipywidgets.SelectionSlider)
+    menu.value = "cross"
+    assert calls == [("encoder", 1), ("cross", 1)]

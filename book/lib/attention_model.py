@@ -138,21 +138,28 @@ class AttentionDecoder(nn.Module):
         """One step from the previous tokens' embeddings (batch, embed): the features
         the output layer reads (batch, features) and the next state (its ``weights``
         are this step's)."""
-        if self.style == "bahdanau":  # the previous state s_{i-1} queries
+        if self.style == "bahdanau":
+            # Bahdanau: the previous state s_{i-1} is the query
             context, weights = self._attend(state.hidden, state)  # c_i, a_i
-            # s_i = GRU(s_{i-1}, [E y_{i-1}; c_i]): (batch, d_h)
+            # s_i = GRU(s_{i-1}, [E y_{i-1}; c_i]), one GRUCell step: (batch, d_h)
             hidden = self.cell(torch.cat([embedded, context], -1), state.hidden)
             features = torch.cat([hidden, context, embedded], -1)  # [s_i; c_i; E y]
-            feed = state.feed                                       # (width 0 here)
-        else:  # the current state h_t queries
-            if self.input_feeding:  # h_t = GRU(h_{t-1}, [E y_{t-1}; ~h_{t-1}])
+            feed = state.feed                   # not used by this style (width 0)
+        else:
+            # Luong: the GRU steps first, and the new state s_i is the query
+            if self.input_feeding:  # s_i = GRU(s_{i-1}, [E y_{i-1}; ~s_{i-1}])
                 hidden = self.cell(torch.cat([embedded, state.feed], -1), state.hidden)
-            else:                   # h_t = GRU(h_{t-1}, E y_{t-1})
-                hidden = self.rnn(embedded[:, None], state.hidden[None])[1][0]
-            context, weights = self._attend(hidden, state)  # c_t, a_t
-            # ~h_t = tanh(W_c [c_t; h_t]): (batch, d_h), read again at step t + 1
+            else:                   # s_i = GRU(s_{i-1}, E y_{i-1})
+                # nn.GRU over a sequence of one step: input (batch, 1, embed), state
+                # (1, batch, d_h); it returns (outputs, last state): keep the last state
+                _, last = self.rnn(embedded[:, None], state.hidden[None])
+                hidden = last[0]
+            context, weights = self._attend(hidden, state)  # c_i, a_i
+            # ~s_i = tanh(W_c [c_i; s_i]): what the read-out reads (and, with input
+            # feeding, the next step's GRU)
             features = torch.tanh(self.combine(torch.cat([context, hidden], -1)))
             feed = features if self.input_feeding else state.feed
+        # a state is a NamedTuple: _replace gives a copy with these fields changed
         return features, state._replace(hidden=hidden, feed=feed, weights=weights)
 
     def step(self, tokens: torch.Tensor, state: AttentionState):

@@ -228,3 +228,215 @@ def unrolled_rnn_diagram(steps: int = 4, backward: bool = False, detach_after: i
     return cv.fig
 
 __all__ += ["unrolled_rnn_diagram"]
+# -- chapter 5: one step of an attention decoder, Bahdanau's order beside Luong's ----------------
+_CH5_ATTENTION_COLOUR = "#d5e8c8"   # the attention block: score, softmax, weighted sum
+_CH5_OUTPUT_COLOUR = "#e6dcef"      # read-out layers
+_CH5_SHAPE = dict(fontsize=8, color="0.35")
+
+
+def _ch5_attention_block(cv: _Canvas, query_x: float, softmax_x: float, sum_x: float,
+                         row: float, bottom: float) -> None:
+    """The part both decoders share: score every annotation against the query, softmax, sum.
+
+    The query arrives from above at ``query_x``; the annotations lie in a bar at ``bottom``."""
+    left, right = query_x - 0.6, sum_x + 0.6
+    cv.ax.add_patch(FancyBboxPatch((left, bottom - 0.3), right - left, 0.6, boxstyle="round,pad=0.04",
+                                   fc="white", ec="0.2", lw=1))
+    cv.label((left + right) / 2, bottom, r"annotations $h_1 \dots h_n$", ha="center", va="center",
+             fontsize=10)
+    cv.label(right, bottom - 0.62, "(n, d_h)", ha="right", **_CH5_SHAPE)
+    cv.box(query_x, row, "score", _CH5_ATTENTION_COLOUR)
+    cv.arrow([(query_x, bottom + 0.3), (query_x, row - 0.3)])              # the keys
+    cv.label(query_x + 0.08, bottom + 0.45, "keys", fontsize=8, color="0.35")
+    cv.box(softmax_x, row, "softmax", _CH5_ATTENTION_COLOUR, width=1.1)
+    cv.arrow([(query_x + 0.45, row), (softmax_x - 0.55, row)])
+    cv.label((query_x + softmax_x) / 2 - 0.05, row + 0.12, r"$e_{i\cdot}$", ha="center", va="bottom",
+             fontsize=11)
+    cv.label((query_x + softmax_x) / 2 - 0.05, row - 0.12, "(n)", ha="center", va="top", **_CH5_SHAPE)
+    cv.node(sum_x, row, "Σ")
+    cv.arrow([(softmax_x + 0.55, row), (sum_x - 0.27, row)])
+    cv.label((softmax_x + sum_x) / 2 + 0.05, row + 0.12, r"$a_{i\cdot}$", ha="center", va="bottom",
+             fontsize=11)
+    cv.label((softmax_x + sum_x) / 2 + 0.05, row - 0.12, "(n)", ha="center", va="top", **_CH5_SHAPE)
+    cv.arrow([(sum_x, bottom + 0.3), (sum_x, row - 0.27)])                  # the values
+    cv.label(sum_x + 0.08, bottom + 0.45, "values", fontsize=8, color="0.35")
+
+
+def _ch5_bahdanau_step(cv: _Canvas, y0: float) -> None:
+    """Bahdanau's step, its lowest part at height ``y0``: s_{i-1} -> score ... -> c_i -> GRU."""
+    top, mid, bottom = y0 + 4.1, y0 + 2.0, y0
+    cv.label(0.05, y0 + 5.7, "Bahdanau et al.: the previous state queries", fontsize=11,
+             fontweight="bold")
+    cv.label(0.05, top + 0.12, r"$s_{i-1}$", va="bottom")
+    cv.label(0.05, top - 0.12, "(d_h)", va="top", **_CH5_SHAPE)
+    cv.arrow([(0.1, top), (3.6, top)])
+    cv.arrow([(1.1, top), (1.1, mid + 0.3)])                              # the query
+    cv.label(1.18, top - 0.75, "query", fontsize=8, color="0.35")
+    _ch5_attention_block(cv, 1.1, 2.6, 4.1, mid, bottom)
+    cv.box(4.1, top, "GRU", _CANDIDATE_COLOUR, width=1.0)
+    cv.arrow([(4.1, mid + 0.27), (4.1, top - 0.3)])                       # c_i into the GRU
+    cv.label(4.2, mid + 0.6, r"$c_i$ (d_h)", fontsize=10)
+    cv.label(3.55, top + 1.35, r"$E\,y_{i-1}$", ha="center", fontsize=10)
+    cv.arrow([(3.85, top + 1.25), (3.85, top + 0.3)])
+    cv.arrow([(3.85, top + 0.9), (5.95, top + 0.9), (5.95, top + 0.3)])   # E y_{i-1} too
+    cv.box(6.2, top, r"$W_o$", _CH5_OUTPUT_COLOUR, width=0.9)
+    cv.arrow([(4.6, top), (5.75, top)])
+    cv.label(5.15, top + 0.12, r"$s_i$", ha="center", va="bottom", fontsize=11)
+    cv.label(5.15, top - 0.12, "(d_h)", ha="center", va="top", **_CH5_SHAPE)
+    cv.arrow([(4.37, mid), (6.2, mid), (6.2, top - 0.3)])                 # c_i to the read-out
+    cv.arrow([(6.45, top + 0.3), (6.45, top + 1.15)])
+    cv.label(6.45, top + 1.25, r"$p(y_i)$ (|V|)", ha="center", fontsize=10)
+
+
+def _ch5_luong_step(cv: _Canvas, y0: float) -> None:
+    """Luong's step, its lowest part at height ``y0``: s_{i-1} -> GRU -> s_i -> score ... ->
+    c_i -> tilde s_i -> read-out, and input feeding back into the next GRU step."""
+    top, mid, bottom = y0 + 4.1, y0 + 2.0, y0
+    cv.label(0.05, y0 + 5.7, "Luong et al.: the new state queries", fontsize=11, fontweight="bold")
+    cv.label(0.05, top + 0.12, r"$s_{i-1}$", va="bottom")
+    cv.label(0.05, top - 0.12, "(d_h)", va="top", **_CH5_SHAPE)
+    cv.arrow([(0.1, top), (0.95, top)])
+    cv.box(1.45, top, "GRU", _CANDIDATE_COLOUR, width=1.0)
+    cv.label(1.3, top + 1.35, r"$E\,y_{i-1}$", ha="center", fontsize=10)
+    cv.arrow([(1.3, top + 1.25), (1.3, top + 0.3)])
+    cv.arrow([(1.95, top), (4.6, top)])
+    cv.label(2.75, top + 0.12, r"$s_i$", ha="center", va="bottom", fontsize=11)
+    cv.label(2.75, top - 0.12, "(d_h)", ha="center", va="top", **_CH5_SHAPE)
+    cv.arrow([(2.3, top), (2.3, mid + 0.3)])                              # the query
+    cv.label(2.38, top - 0.75, "query", fontsize=8, color="0.35")
+    _ch5_attention_block(cv, 2.3, 3.75, 5.15, mid, bottom)
+    cv.box(5.15, top, "tanh", _CH5_OUTPUT_COLOUR, width=0.9)
+    cv.label(5.2, mid + 0.6, r"$c_i$ (d_h)", fontsize=10)
+    cv.arrow([(5.15, mid + 0.27), (5.15, top - 0.3)])
+    cv.label(5.15, top - 0.62, r"$W_c[c_i; s_i]$", ha="center", va="top", fontsize=8,
+             color="0.35")
+    cv.box(6.75, top, r"$W_s$", _CH5_OUTPUT_COLOUR, width=0.8)
+    cv.arrow([(5.6, top), (6.35, top)])
+    cv.label(5.85, top + 0.12, r"$\tilde s_i$", ha="center", va="bottom", fontsize=11)
+    cv.arrow([(6.75, top + 0.3), (6.75, top + 1.15)])
+    cv.label(6.75, top + 1.25, r"$p(y_i)$ (|V|)", ha="center", fontsize=10)
+    # input feeding: tilde s_i goes back into the next step's GRU (dashed: optional)
+    feed = [(6.15, top), (6.15, top + 0.95), (1.65, top + 0.95), (1.65, top + 0.3)]
+    for (xa, ya), (xb, yb) in zip(feed[:-2], feed[1:-1]):
+        cv.ax.plot([xa, xb], [ya, yb], color=_HIGHWAY_COLOUR, lw=1.1, ls="--")
+    cv.ax.add_patch(FancyArrowPatch(feed[-2], feed[-1], arrowstyle="-|>", mutation_scale=10,
+                                    color=_HIGHWAY_COLOUR, lw=1.1, ls="--", shrinkA=0, shrinkB=0))
+    cv.label(3.9, top + 1.05, r"input feeding: $\tilde s_{i-1}$ into the next GRU step",
+             ha="center", va="bottom", fontsize=8, color=_HIGHWAY_COLOUR)
+
+
+def attention_decoder_diagram() -> Figure:
+    """One decoder step with attention, in both of chapter 5's orders (Bahdanau's above
+    Luong's, so that the parts line up), with the shapes of one sentence (n source words,
+    annotations of size d_h, a target vocabulary V):
+
+    - Bahdanau et al.: the *previous* state ``s_{i-1}`` queries; the context ``c_i`` then enters
+      the GRU, and the read-out sees ``[s_i; c_i; E y_{i-1}]``;
+    - Luong et al.: the GRU steps first and the *new* state ``s_i`` queries; ``\\tilde s_i =
+      tanh(W_c [c_i; s_i])`` feeds the read-out and, with input feeding, the next step's GRU.
+    """
+    cv = _Canvas(7.6, 13.6, "one decoder step with attention (shapes for one sentence)")
+    _ch5_bahdanau_step(cv, 7.4)
+    cv.ax.plot([0.05, 7.55], [7.0, 7.0], color="0.8", lw=0.8)
+    _ch5_luong_step(cv, 0.75)
+    cv.label(0.05, 0.0, "a batch adds a leading dimension to every shape", ha="left",
+             **_CH5_SHAPE)
+    return cv.fig
+
+
+# -- chapter 6: the Transformer, with one encoder layer and one decoder layer drawn out -----------
+_CH6_ATTENTION_COLOUR = "#f6d3b3"   # attention sublayers
+_CH6_FFN_COLOUR = "#b9d7ea"         # the position-wise feed-forward network
+_CH6_NORM_COLOUR = "#f2efb6"        # add & LayerNorm
+_CH6_EDGE_COLOUR = "0.25"
+_CH6_SHAPE = dict(fontsize=8, color="0.35")
+_CH6_BOX_WIDTH = 3.3
+
+
+def _ch6_box(cv: _Canvas, x, y, text, colour, height=0.55, fontsize=9):
+    """A sublayer box of the Transformer diagram, ``text`` centred (one or two lines)."""
+    cv.ax.add_patch(FancyBboxPatch((x - _CH6_BOX_WIDTH / 2, y - height / 2), _CH6_BOX_WIDTH, height,
+                                   boxstyle="round,pad=0.04", fc=colour, ec="0.2", lw=1))
+    cv.ax.text(x, y, text, ha="center", va="center", fontsize=fontsize)
+
+
+def _ch6_residual(cv: _Canvas, x, side, y_from, y_to):
+    """The residual path: leaves the main line at ``y_from``, runs up at ``side`` and enters the
+    Add & LayerNorm box centred at ``(x, y_to)`` from that side (drawn in red, as chapter 3's
+    additive paths)."""
+    edge = x - _CH6_BOX_WIDTH / 2 if side < x else x + _CH6_BOX_WIDTH / 2
+    cv.arrow([(x, y_from), (side, y_from), (side, y_to), (edge, y_to)], _HIGHWAY_COLOUR, lw=1.4)
+
+
+def _ch6_layer(cv: _Canvas, x, side, bottom, sublayers) -> float:
+    """Sublayers stacked upwards from ``bottom``, each followed by Add & LayerNorm with its
+    residual path; ``sublayers`` are (text, colour, height) from the bottom. Returns the top."""
+    y = bottom
+    for text, colour, height in sublayers:
+        centre = y + 0.35 + height / 2
+        cv.arrow([(x, y), (x, centre - height / 2)])
+        _ch6_box(cv, x, centre, text, colour, height)
+        norm = centre + height / 2 + 0.55
+        cv.arrow([(x, centre + height / 2), (x, norm - 0.22)])
+        _ch6_box(cv, x, norm, "Add & LayerNorm", _CH6_NORM_COLOUR, 0.44, 9)
+        _ch6_residual(cv, x, side, y + 0.2, norm)
+        y = norm + 0.22
+    return y
+
+
+def transformer_diagram() -> Figure:
+    """The encoder-decoder Transformer of Vaswani et al. (2017), as ``seqbook.transformer`` builds
+    it (post-norm: ``x = LayerNorm(x + Sublayer(x))``), with one encoder layer and one decoder
+    layer drawn out, where each mask applies, the memory feeding every decoder layer's
+    cross-attention, and the shapes of one sentence pair (n source and m target positions)."""
+    cv = _Canvas(12.4, 12.6, "the Transformer (post-norm, as in the paper and seqbook.transformer)")
+    xe, xd = 3.1, 8.9
+    # inputs: ids -> embedding * sqrt(d_model) -> + positions
+    for x, ids, shape in ((xe, "source ids", "(n)"), (xd, r"target so far: <bos>, $y_1 \dots y_{m-1}$", "(m)")):
+        cv.label(x, 0.15, ids, ha="center", va="bottom", fontsize=10)
+        cv.label(x + 0.1, 0.62, shape, ha="left", va="bottom", **_CH6_SHAPE)
+        cv.arrow([(x, 0.6), (x, 1.05)])
+        _ch6_box(cv, x, 1.33, r"embedding $\times\sqrt{d_{model}}$", "white")
+        cv.arrow([(x, 1.6), (x, 2.03)])
+        cv.node(x, 2.3, "+")
+        cv.label(x - 1.05, 2.3, "positions", ha="right", va="center", fontsize=9)
+        cv.arrow([(x - 1.0, 2.3), (x - 0.27, 2.3)])
+        right = x == xe                                  # away from the residual paths
+        cv.label(x + (0.12 if right else -0.12), 2.62, r"(n, $d_{model}$)" if right else r"(m, $d_{model}$)",
+                 ha="left" if right else "right", va="bottom", **_CH6_SHAPE)
+    # one encoder layer (residual paths on the left) and one decoder layer (on the right)
+    enc_bottom, dec_bottom = 2.57, 2.57
+    enc_top = _ch6_layer(cv, xe, xe - 1.95, enc_bottom, [
+        ("multi-head self-attention\nmask: source padding", _CH6_ATTENTION_COLOUR, 0.8),
+        ("feed-forward network", _CH6_FFN_COLOUR, 0.55)])
+    dec_top = _ch6_layer(cv, xd, xd + 1.95, dec_bottom, [
+        ("masked multi-head\nself-attention\nmask: causal (no later position)", _CH6_ATTENTION_COLOUR, 1.05),
+        ("multi-head cross-attention\nqueries: from below\nkeys, values: the memory\nmask: source padding",
+         _CH6_ATTENTION_COLOUR, 1.3),
+        ("feed-forward network", _CH6_FFN_COLOUR, 0.55)])
+    for x, top, side in ((xe, enc_top, xe - 2.2), (xd, dec_top, xd + 2.2)):
+        lo, hi = enc_bottom + 0.08, top + 0.12
+        cv.ax.add_patch(FancyBboxPatch((x - 2.2, lo), 4.4, hi - lo, boxstyle="round,pad=0.05",
+                                       fc="none", ec="0.55", lw=1, ls="--"))
+        cv.label(side + (-0.12 if side < x else 0.12), (lo + hi) / 2, "N ×", ha="right" if side < x else "left",
+                 va="center", fontsize=12)
+    # the encoder's output, the memory, reaches the cross-attention of every decoder layer
+    cross_y = dec_bottom + 0.35 + 1.05 + 0.55 + 0.22 + 0.35 + 1.3 / 2
+    cv.arrow([(xe, enc_top + 0.12), (xe, enc_top + 0.75), (6.0, enc_top + 0.75), (6.0, cross_y),
+              (xd - _CH6_BOX_WIDTH / 2, cross_y)], lw=1.6)
+    cv.label(xe + 0.12, enc_top + 0.85, r"memory (n, $d_{model}$)", ha="left", va="bottom", fontsize=10)
+    cv.label(6.1, cross_y + 0.12, "K, V", ha="left", va="bottom", fontsize=9)
+    # the read-out: a linear layer to the vocabulary and a softmax at every target position
+    cv.arrow([(xd, dec_top + 0.12), (xd, dec_top + 0.5)])
+    _ch6_box(cv, xd, dec_top + 0.78, r"linear $d_{model} \to |V|$, softmax", _CH5_OUTPUT_COLOUR)
+    cv.arrow([(xd, dec_top + 1.05), (xd, dec_top + 1.45)])
+    cv.label(xd, dec_top + 1.5, r"$p(y_t \mid y_{<t}, x)$ at every position: (m, |V|)", ha="center",
+             va="bottom", fontsize=10)
+    cv.label(0.1, dec_top + 2.45, r"each sublayer: $x \leftarrow \mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$;"
+             " red: the residual paths", fontsize=9, color=_HIGHWAY_COLOUR)
+    cv.label(0.1, dec_top + 2.05, "encoder: N layers, then the memory; decoder: N layers, each reading the memory",
+             fontsize=9, color="0.35")
+    height = dec_top + 2.85                       # the canvas ends just above the notes
+    cv.ax.set_ylim(0, height)
+    cv.fig.set_size_inches(cv.fig.get_size_inches()[0], height * 0.8)
+    return cv.fig

@@ -104,16 +104,23 @@ def static_explorer(render: Callable, dpi: int = 100, start: dict | None = None,
 
 
 def live_explorer(render: Callable, start: dict | None = None, **params):
-    """An ipywidgets control: one selection slider per parameter, redrawing on change, opening on
-    ``start`` (see :func:`explore`)."""
+    """An ipywidgets control per parameter, redrawing on change, opening on ``start`` (see
+    :func:`explore`): a selection slider for values with an order (numbers), a drop-down menu for
+    names (every value a string)."""
     import ipywidgets as widgets
     from IPython.display import display
 
     params = _check_params(params)
     first = _start_values(params, start)
     out = widgets.Output()
-    sliders = {n: widgets.SelectionSlider(options=v, value=first[n], description=n, continuous_update=False)
-               for n, v in params.items()}
+
+    def control(name, values):
+        if all(isinstance(v, str) for v in values):
+            return widgets.Dropdown(options=values, value=first[name], description=name)
+        return widgets.SelectionSlider(options=values, value=first[name], description=name,
+                                       continuous_update=False)
+
+    sliders = {n: control(n, v) for n, v in params.items()}
 
     def redraw(_=None):
         with out:

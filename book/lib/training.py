@@ -137,6 +137,7 @@ class History:
     grad_norm: list[float] = field(default_factory=list)     # global gradient norm before clipping
     wall_time: list[float] = field(default_factory=list)     # seconds of training so far (evaluation excluded)
     teacher_forcing: list[float] = field(default_factory=list)  # share of gold inputs (translation)
+    learning_rate: list[float] = field(default_factory=list)    # the rate of each step (translation)
     val_step: list[int] = field(default_factory=list)        # steps after which validation ran
     val_perplexity: list[float] = field(default_factory=list)   # language models
     val_loss: list[float] = field(default_factory=list)      # translation: teacher-forced loss

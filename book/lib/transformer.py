@@ -45,7 +45,7 @@ from .translation import BOS, PAD
 from .translator import StepwiseTranslator
 
 __all__ = ["PositionwiseFeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder",
-           "TransformerState", "Transformer"]
+           "TransformerState", "Transformer", "gradient_gaps"]
 
 
 # -- layers ---------------------------------------------------------------------------------
@@ -152,16 +152,18 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x, memory, memory_key_padding_mask=None, causal: bool = True,
                 tgt_key_padding_mask=None, return_attention: bool = False):
-        """``x (batch, tgt_len, d_model)``, ``memory (batch, src_len, d_model)``; masks True at
-        padding; ``causal=True`` (the default) hides later target positions. With
-        ``return_attention=True`` also ``{"self": (batch, heads, tgt_len, tgt_len),
-        "cross": (batch, heads, tgt_len, src_len)}``."""
-        checks.query_key_value(x, memory, None, self.d_model, self.d_model, names=("x", "memory"))
+        """``x (batch, tgt_len, d_model)``, ``memory (batch, src_len, d_model)``;
+        masks True at padding; ``causal=True`` (the default) hides later target
+        positions. With ``return_attention=True`` also ``{"self": (batch, heads,
+        tgt_len, tgt_len), "cross": (batch, heads, tgt_len, src_len)}``."""
+        checks.query_key_value(x, memory, None, self.d_model, self.d_model,
+                               names=("x", "memory"))
         if self.norm_first:
             h = self.norm1(x)
             a, self_w = self.self_attn(h, h, h, tgt_key_padding_mask, causal)
             x = x + self.dropout(a)
-            a, cross_w = self.cross_attn(self.norm2(x), memory, memory, memory_key_padding_mask)
+            h = self.norm2(x)
+            a, cross_w = self.cross_attn(h, memory, memory, memory_key_padding_mask)
             x = x + self.dropout(a)
             x = x + self.dropout(self.ffn(self.norm3(x)))
         else:
@@ -171,6 +173,38 @@ class DecoderLayer(nn.Module):
             x = self.norm2(x + self.dropout(a))
             x = self.norm3(x + self.dropout(self.ffn(x)))
         return (x, {"self": self_w, "cross": cross_w}) if return_attention else x
+
+
+def _our_name(torch_name: str) -> str:
+    """The name of our parameter that copies PyTorch's ``torch_name`` (``from_torch``'s mapping)."""
+    name = torch_name.replace("multihead_attn.", "cross_attn.")
+    for ffn in ("linear1.", "linear2."):
+        if name.startswith(ffn):
+            name = "ffn." + name
+    return name
+
+
+def gradient_gaps(ours: nn.Module, theirs: nn.Module) -> dict[str, float]:
+    """After one backward pass through PyTorch's module ``theirs`` and one through its copy
+    ``ours`` (built by ``from_torch``: a ``MultiHeadAttention``, ``EncoderLayer`` or
+    ``DecoderLayer``), the largest difference of every gradient, relative to the largest entry of
+    PyTorch's, by PyTorch's parameter name. PyTorch stacks ``W_Q, W_K, W_V`` (and their biases)
+    in one ``in_proj_weight`` (``in_proj_bias``); ours are stacked the same way to compare."""
+    mine = dict(ours.named_parameters())
+    gaps = {}
+    for name, param in theirs.named_parameters():
+        if param.grad is None:
+            raise ValueError(f"expected a gradient on {name}: run backward through both modules first")
+        head, _, leaf = _our_name(name).rpartition(".")
+        prefix = head + "." if head else ""
+        if leaf.startswith("in_proj_"):                    # weight or bias of W_Q, W_K, W_V
+            kind = leaf.removeprefix("in_proj_")
+            grad = torch.cat([mine[f"{prefix}{r}_proj.{kind}"].grad for r in "qkv"])
+        else:
+            grad = mine[_our_name(name)].grad
+        scale = param.grad.abs().max().clamp_min(1e-30)
+        gaps[name] = float((grad - param.grad).abs().max() / scale)
+    return gaps
 
 
 # -- stacks ---------------------------------------------------------------------------------
@@ -287,16 +321,19 @@ class Transformer(StepwiseTranslator, nn.Module):
         return self.output.weight.device
 
     def encode(self, src, src_lengths=None, return_attention: bool = False):
-        """``src (batch, src_len)`` -> ``(memory (batch, src_len, d_model), src_padding
-        (batch, src_len) True at padding)``; padding from ``src_lengths`` when given, else
-        where ``src == PAD``. With ``return_attention=True`` also the encoder's maps."""
+        """``src (batch, src_len)`` -> ``(memory (batch, src_len, d_model),
+        src_padding (batch, src_len) True at padding)``; padding from ``src_lengths``
+        when given, else where ``src == PAD``. With ``return_attention=True`` also the
+        encoder's maps."""
         if src_lengths is None:
             src_padding = src == PAD
         else:
             checks.padded_batch(src, src_lengths, "src")
             src_padding = padding_mask(src_lengths.to(src.device), src.shape[1])
         memory, maps = self.encoder(src, src_padding, return_attention=True)
-        return (memory, src_padding, maps) if return_attention else (memory, src_padding)
+        if return_attention:
+            return memory, src_padding, maps
+        return memory, src_padding
 
     def decode(self, tgt_in, memory, src_padding=None, return_attention: bool = False):
         """``tgt_in (batch, tgt_len)`` and the encoder's output -> logits

@@ -7,7 +7,8 @@ src_lengths) -> state`` and ``step(tokens, state) -> (logits, state)``, where th
 ``select(rows)`` and a static ``cat(states)`` (:class:`seqbook.interfaces.DecoderState`).
 :class:`StepwiseTranslator` turns those two into scheduled sampling and the cached
 ``next_log_probs`` of :mod:`seqbook.decoding`; the functions below train any translator
-(:func:`train_translation`, with the masked loss), decode whole batches greedily
+(:func:`train_translation`, with the masked loss, label smoothing and any learning-rate
+schedule), decode whole batches greedily
 (:func:`greedy_batch`, :func:`translate`) and score them (:func:`translation_bleu`).
 Chapter 4's :class:`seqbook.seq2seq.Seq2Seq`, chapter 5's
 :class:`seqbook.attention_model.AttentionSeq2Seq` and chapter 6's
@@ -26,6 +27,7 @@ from torch import nn
 
 from . import checks
 from .bleu import BleuScore, corpus_bleu
+from .decoding import beam_search
 from .device import pick_device
 from .interfaces import NextLogProbs, Translator
 from .progress import progress
@@ -118,6 +120,27 @@ def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor,
     return F.cross_entropy(flat_logits, targets.reshape(-1), ignore_index=pad)
 
 
+def smoothed_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, epsilon: float,
+                           pad: int = PAD) -> torch.Tensor:
+    """Cross-entropy against a *smoothed* target (Szegedy et al. 2016; Vaswani et al. 2017 use
+    ``epsilon = 0.1``): the right token gets probability ``1 - epsilon`` and the other
+    ``epsilon`` is spread evenly over the whole vocabulary, so per target position
+
+        loss = (1 - epsilon) * (-log p[y]) + epsilon * mean over v of (-log p[v]).
+
+    The mean over the positions that are not ``pad``; ``epsilon = 0`` is
+    :func:`masked_cross_entropy`. The same as PyTorch's ``F.cross_entropy(...,
+    label_smoothing=epsilon, ignore_index=pad)``. logits (batch, time, |V|), targets (batch, time)."""
+    epsilon = checks.number(epsilon, "label smoothing epsilon", at_least=0, below=1)
+    checks.logits_and_targets(logits, targets, ignore=pad)
+    log_p = F.log_softmax(logits.reshape(-1, logits.shape[-1]).float(), dim=-1)  # (N, |V|)
+    targets = targets.reshape(-1)
+    real = targets != pad
+    right = -log_p[real].gather(1, targets[real, None])[:, 0]   # -log p[y], per real position
+    uniform = -log_p[real].mean(dim=1)                           # mean over v of -log p[v]
+    return ((1 - epsilon) * right + epsilon * uniform).mean()
+
+
 @torch.no_grad()
 def batch_loss(model: nn.Module, batches: Sequence[Batch], device=None) -> float:
     """Teacher-forced cross-entropy per target token over ``batches``."""
@@ -134,14 +157,20 @@ def batch_loss(model: nn.Module, batches: Sequence[Batch], device=None) -> float
     return total / count
 
 
-def train_translation(model: nn.Module, batches: Sequence[Batch], steps: int, *, lr: float = 3e-3,
-                      clip: float | None = 1.0, teacher_forcing: float | Callable[[int], float] = 1.0,
-                      seed: int = 0, device=None, valid_batches: Sequence[Batch] | None = None,
-                      eval_every: int | None = None, evaluate: Callable[[nn.Module], float] | None = None,
+def train_translation(model: nn.Module, batches: Sequence[Batch], steps: int, *,
+                      lr: float | Callable[[int], float] = 3e-3, clip: float | None = 1.0,
+                      teacher_forcing: float | Callable[[int], float] = 1.0, label_smoothing: float = 0.0,
+                      betas: tuple[float, float] = (0.9, 0.999), seed: int = 0, device=None,
+                      valid_batches: Sequence[Batch] | None = None, eval_every: int | None = None,
+                      evaluate: Callable[[nn.Module], float] | None = None,
                       stop_on_divergence: bool = True, desc: str = "training") -> History:
     """Train ``model`` (a :class:`seqbook.interfaces.Translator`) with Adam on ``batches`` (visited
     in a new seeded order every epoch) for ``steps`` steps; returns a :class:`seqbook.training.History`.
 
+    ``lr`` is a learning rate, or a schedule: a function of the step number 1, 2, ... giving it
+    (e.g. :class:`seqbook.schedules.WarmupInverseSqrt`); ``history.learning_rate`` records the
+    rate of every step. ``label_smoothing`` is the epsilon of :func:`smoothed_cross_entropy` (0:
+    plain cross-entropy); ``history.loss`` is the loss that was minimised. ``betas`` are Adam's.
     ``teacher_forcing`` is the probability of feeding the gold token (1: plain teacher forcing),
     or a function of the step number giving it (a scheduled-sampling decay). After the last step,
     and every ``eval_every`` steps if given, the history records the loss on ``valid_batches``
@@ -152,9 +181,11 @@ def train_translation(model: nn.Module, batches: Sequence[Batch], steps: int, *,
     if len(batches) == 0 or not all(isinstance(b, Batch) for b in batches):
         raise ValueError("expected a non-empty list of seqbook.translation.Batch (see make_batches)")
     ratio_at = teacher_forcing if callable(teacher_forcing) else (lambda step: teacher_forcing)
+    rate_at = lr if callable(lr) else (lambda step: lr)
+    epsilon = checks.number(label_smoothing, "label_smoothing", at_least=0, below=1)
     device = torch.device(device) if device is not None else pick_device()
     model.to(device).train()
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    opt = torch.optim.Adam(model.parameters(), lr=float(rate_at(1)), betas=betas)
     gen = generator(seed)
     history, order, elapsed = History(), [], 0.0
     bar = progress(range(steps), desc=desc)
@@ -168,18 +199,25 @@ def train_translation(model: nn.Module, batches: Sequence[Batch], steps: int, *,
             logits = model(b.src, b.src_lengths, b.tgt_in)
         else:
             logits = model.forward_scheduled(b.src, b.src_lengths, b.tgt_in, ratio, gen)
-        loss = masked_cross_entropy(logits, b.tgt_out)
+        if epsilon > 0:
+            loss = smoothed_cross_entropy(logits, b.tgt_out, epsilon)
+        else:
+            loss = masked_cross_entropy(logits, b.tgt_out)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         norm = clip_by_global_norm(model.parameters(), clip)
         value = loss.item()
         finite = math.isfinite(value) and math.isfinite(norm)
+        rate = float(rate_at(step + 1))
         if finite:
+            for group in opt.param_groups:
+                group["lr"] = rate
             opt.step()
         elapsed += time.perf_counter() - tic
         history.loss.append(value)
         history.grad_norm.append(norm)
         history.teacher_forcing.append(ratio)
+        history.learning_rate.append(rate)
         history.wall_time.append(elapsed)
         history.clipped += int(clip is not None and norm > clip)
         if not finite and history.diverged_at is None:
@@ -232,6 +270,25 @@ def translate(model: Translator, sentences: Sequence[Sequence[str]], src_vocab: 
         limit = max_len or 2 * int(lengths.max()) + 10
         for row in greedy_batch(model, pad(ids).to(device), lengths.to(device), limit):
             results.append(tgt_vocab.decode(row))
+    model.train(was_training)
+    return results
+
+
+def translate_beam(model: Translator, sentences: Sequence[Sequence[str]], src_vocab: TranslationVocab,
+                   tgt_vocab: TranslationVocab, beam_size: int = 4, length_penalty: float = 0.0,
+                   max_len: int | None = None) -> list[list[str]]:
+    """Beam-search translations (token lists, without ``<eos>``) of source token lists, one
+    sentence at a time: :func:`seqbook.decoding.beam_search` over the model's
+    ``next_log_probs_fn``, keeping the best hypothesis. ``beam_size=1`` gives :func:`translate`'s
+    greedy tokens. ``max_len`` defaults to twice the sentence's length plus 10."""
+    was_training = model.training
+    model.eval()
+    results = []
+    for sentence in sentences:
+        ids = src_vocab.encode(sentence)
+        best = beam_search(model.next_log_probs_fn(ids), BOS, EOS, beam_size,
+                           max_len or 2 * len(ids) + 10, length_penalty)[0]
+        results.append(tgt_vocab.decode(best.tokens))
     model.train(was_training)
     return results
 

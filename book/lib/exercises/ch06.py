@@ -11,7 +11,7 @@ import math
 import numpy as np
 import torch
 
-from ..multihead import scaled_dot_product_attention
+from ..multihead import MultiHeadAttention, scaled_dot_product_attention
 from ..positions import positional_encoding, rotation_matrix
 from ..seeding import seeded
 from ..transformer import EncoderLayer
@@ -23,10 +23,12 @@ LAYER_SIZES = dict(d_model=512, num_heads=8, d_ff=2048)   # the paper's base enc
 # the compute-by-hand example: three tokens, d_k = 4, causal self-attention
 HAND_Q = [[2.0, 0.0, 0.0, 0.0], [0.0, 2.0, 0.0, 2.0], [1.0, 1.0, 1.0, 1.0]]
 HAND_K = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
+CACHE_STEPS = 20                                      # the key/value cache exercise decodes m = 20 tokens
 
 __all__ = ["check_score_variance", "check_rotation", "check_attention", "check_layer_parameters",
-           "check_causal_weights", "check_pre_norm_layer", "hand_weights", "VARIANCE_D_K",
-           "LAYER_SIZES", "HAND_Q", "HAND_K"]
+           "check_causal_weights", "check_pre_norm_layer", "check_cache_counts", "check_kv_cache",
+           "hand_weights", "cache_score_counts", "VARIANCE_D_K", "LAYER_SIZES", "HAND_Q", "HAND_K",
+           "CACHE_STEPS"]
 
 
 def _as_tensor(value, shape: tuple, what: str) -> torch.Tensor:
@@ -318,3 +320,106 @@ def check_pre_norm_layer(pre_norm_forward) -> str:
                         "that an un-normalised path runs from input to output.")
     raise Wrong("the output differs from y = x + SelfAttn(LN1(x)), out = y + FFN(LN2(y)) "
                 "(self-attention with query = key = value = LN1(x)).")
+
+
+# -- exercise: a key/value cache for incremental decoding ----------------------------------------
+def cache_score_counts(m: int) -> tuple[int, int]:
+    """Query-key scores one causal self-attention head computes to decode ``m`` tokens: without a
+    cache (step t recomputes its t x t matrix, masked entries included) and with one (t scores)."""
+    return sum(t * t for t in range(1, m + 1)), sum(range(1, m + 1))
+
+
+@checker
+def check_cache_counts(without_cache, with_cache) -> str:
+    """The two counts of :func:`cache_score_counts` for ``m = CACHE_STEPS``."""
+    m = CACHE_STEPS
+    right_without, right_with = cache_score_counts(m)
+    without = number(without_cache, "the number of scores without a cache", str(right_without))
+    with_ = number(with_cache, "the number of scores with a cache", str(right_with))
+    if without == right_with and with_ == right_without:
+        raise Wrong("the two counts are swapped: without a cache every step recomputes the "
+                    "whole t x t matrix, so that is the larger number.")
+    if without != right_without:
+        if without == m * m:
+            raise Wrong(f"{without:g} = {m} x {m} is the last step alone; without a cache EVERY "
+                        "step t recomputes its t x t scores: add them up over t = 1..m.")
+        if without == m * (m + 1) * (m + 2) / 6:
+            raise Wrong(f"{without:g} counts only the scores the causal mask keeps; the masked "
+                        "entries of each t x t matrix are computed too (and then set to -inf).")
+        raise Wrong(f"{without:g} is not it: step t runs attention over t positions, which is a "
+                    "t x t matrix of scores; sum t^2 over t = 1..m.")
+    if with_ != right_with:
+        if with_ == m:
+            raise Wrong(f"{with_:g} counts one score per step; the new query is scored against "
+                        "every cached key, t of them at step t.")
+        if with_ == m * (m + 1):
+            raise Wrong(f"{with_:g} is twice too many: 1 + 2 + ... + m = m(m + 1) / 2.")
+        raise Wrong(f"{with_:g} is not it: with a cache, step t scores ONE new query against the "
+                    "t keys seen so far.")
+    return (f"{right_without:,} against {right_with:,}: the cache turns a cost that grows as "
+            "m^3 / 3 into one that grows as m^2 / 2.")
+
+
+def _cached_reference(attn: MultiHeadAttention, x_new: torch.Tensor, cache: dict, *, scale=True,
+                      keep=True, project=True) -> torch.Tensor:
+    """The right cached step (all defaults), or a typical mistake (a default switched off)."""
+    q = attn._split(attn.q_proj(x_new))
+    k, v = attn._split(attn.k_proj(x_new)), attn._split(attn.v_proj(x_new))
+    if cache and keep:
+        k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
+    cache["k"], cache["v"] = k, v
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(attn.d_k) if scale else 1.0)
+    heads = torch.softmax(scores, dim=-1) @ v
+    concat = heads.transpose(1, 2).reshape(x_new.shape[0], 1, attn.d_model)
+    return attn.out_proj(concat) if project else concat
+
+
+@checker
+def check_kv_cache(cached_self_attention) -> str:
+    """``cached_self_attention(attn, x_new, cache) -> (batch, 1, d_model)`` for a
+    :class:`~seqbook.multihead.MultiHeadAttention`: one decoding step of causal self-attention
+    that appends the new position's key and value to ``cache`` (``"k"``, ``"v"``: (batch,
+    heads, t, d_k)) and equals the last row of ``attn(x, x, x, causal=True)`` over the prefix."""
+    require_function(cached_self_attention)
+    with seeded(17):                           # a fixed case, the reader's stream untouched
+        attn = MultiHeadAttention(16, 4, dropout=0.0)
+        x = torch.randn(2, 6, 16)
+    attn.eval()
+    cache: dict = {}
+    mistakes = {name: {} for name in ("scale", "keep", "project")}
+    with torch.no_grad():
+        for t in range(1, x.shape[1] + 1):
+            x_new = x[:, t - 1:t]
+            result = cached_self_attention(attn, x_new.clone(), cache)
+            if result is None or result is Ellipsis:
+                raise NotImplementedError
+            out = _as_tensor(result, (2, 1, 16), f"the output at step {t}")
+            full = attn(x[:, :t], x[:, :t], x[:, :t], causal=True)[0][:, -1:]
+            wrong = {name: _cached_reference(attn, x_new, store, **{name: False})
+                     for name, store in mistakes.items()}
+            if not _same(out, full, 1e-5):
+                if _same(out, wrong["scale"], 1e-5):
+                    raise Wrong(f"step {t}: the scores were not divided by sqrt(d_k) = "
+                                f"sqrt({attn.d_k}).")
+                if _same(out, wrong["keep"], 1e-5):
+                    raise Wrong(f"step {t}: the new position attends only to itself: append its "
+                                "key and value to the cache (torch.cat along the time axis, "
+                                "dim=2) instead of replacing what was there.")
+                if _same(out, wrong["project"], 1e-5):
+                    raise Wrong(f"step {t}: the heads are concatenated but not mixed: apply "
+                                "attn.out_proj (W_O) at the end.")
+                if t == 1:
+                    raise Wrong("step 1 already differs from attn(x, x, x, causal=True)[0][:, -1:]: "
+                                "project x_new with attn.q_proj, k_proj and v_proj, split the "
+                                "heads with attn._split, and attend.")
+                raise Wrong(f"step {t} differs from the last row of causal self-attention over "
+                            f"the first {t} positions: the new query must be scored against "
+                            "the keys of every position so far, its own included.")
+            if not isinstance(cache, dict) or set(cache) != {"k", "v"}:
+                raise Wrong(f"after step {t} the cache should hold exactly the keys 'k' and 'v', "
+                            f"got {sorted(cache) if isinstance(cache, dict) else cache!r}.")
+            for name in ("k", "v"):
+                _as_tensor(cache[name], (2, 4, t, 4), f"cache['{name}'] after {t} steps "
+                           "(batch, heads, t, d_k)")
+    return ("every step equals the last row of full causal self-attention, and each step computed "
+            "one new query, key and value instead of re-running the whole prefix.")
