@@ -68,3 +68,51 @@ def test_every_part_lies_inside_the_axes(draw):
 def test_labels_of_something_else_is_a_clear_error():
     with pytest.raises(TypeError, match="expected a matplotlib Figure"):
         diagram_labels("not a figure")
+
+
+# -- chapter 4: the encoder-decoder in training and at inference -------------------------------
+def _texts(ax):
+    return [t.get_text() for t in ax.texts]
+
+
+def test_seq2seq_diagram_shows_teacher_forcing_and_inference():
+    from matplotlib.patches import FancyArrowPatch
+
+    from seqbook.diagrams import seq2seq_diagram
+
+    fig = seq2seq_diagram()
+    training, inference = fig.axes
+    assert "teacher forcing" in training.get_title(loc="left")
+    assert "inference" in inference.get_title(loc="left")
+    for ax in (training, inference):
+        labels = _texts(ax)
+        boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
+        assert labels.count("enc") == 4 and labels.count("dec") == 5 and len(boxes) == 9
+        assert [w for w in labels if w in (".", "eats", "cat", "the")][:4] == [".", "eats", "cat", "the"]
+        assert labels.count("<bos>") == 1 and labels.count("<eos>") == 1
+        assert labels.count(r"$s_0$") == 1                       # the one path from source to target
+    train_labels, infer_labels = _texts(training), _texts(inference)
+    # training reads the reference (tgt_in) and is scored at every position
+    assert train_labels.count(r"$-\log p$") == 5 and "chien" not in train_labels
+    # inference reads its own outputs: the wrong word it wrote is the next step's input
+    assert infer_labels.count("chien") == 2 and r"$-\log p$" not in infer_labels
+    fed_back = [p for p in inference.patches if isinstance(p, FancyArrowPatch)]
+    straight = [p for p in training.patches if isinstance(p, FancyArrowPatch)]
+    assert len(fed_back) == len(straight) + 4                   # one loop per decoder step but the last
+    plt.close(fig)
+
+
+def test_seq2seq_diagram_parts_lie_inside_their_axes():
+    from seqbook.diagrams import seq2seq_diagram
+
+    fig = seq2seq_diagram()
+    for ax in fig.axes:
+        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+        for text in ax.texts:
+            x, y = text.get_position()
+            assert x0 <= x <= x1 and y0 <= y <= y1, text.get_text()
+        for patch in ax.patches:
+            box = patch.get_extents().transformed(ax.transData.inverted())
+            assert x0 - 1e-6 <= box.x0 and box.x1 <= x1 + 1e-6, patch
+            assert y0 - 1e-6 <= box.y0 and box.y1 <= y1 + 1e-6, patch
+    plt.close(fig)

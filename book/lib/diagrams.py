@@ -150,3 +150,88 @@ def diagram_labels(fig: Figure) -> list[str]:
     if not isinstance(fig, Figure) or not fig.axes:
         raise TypeError(f"expected a matplotlib Figure with an axes, got {type(fig).__name__}")
     return [t.get_text() for t in fig.axes[0].texts]
+
+
+# -- chapter 4: the encoder-decoder ------------------------------------------------------------
+__all__ += ["seq2seq_diagram"]
+
+
+class _Ch4Panel(_Canvas):
+    """A :class:`_Canvas` drawn on one axes of a larger figure."""
+
+    def __init__(self, ax, width: float, height: float, title: str):
+        self.fig, self.ax = ax.figure, ax
+        ax.set(xlim=(0, width), ylim=(0, height), aspect="equal")
+        ax.axis("off")
+        ax.set_title(title, fontsize=10.5, loc="left")
+
+
+_CH4_ENCODER_COLOUR = _CANDIDATE_COLOUR
+_CH4_DECODER_COLOUR = _GATE_COLOUR
+_CH4_MISTAKE_COLOUR = "C1"
+
+
+def _ch4_encoder_decoder(panel: _Ch4Panel, source: list[str], inputs: list[str],
+                         outputs: list[str], fed_back: bool, mistakes=()) -> None:
+    """One row of encoder steps reading ``source`` and decoder steps reading ``inputs`` and
+    predicting ``outputs``; ``fed_back`` draws each output looping into the next input."""
+    gap, y, box_w, box_h = 1.25, 2.2, 0.8, 0.6
+    enc_x = [0.9 + gap * t for t in range(len(source))]
+    dec_x = [enc_x[-1] + 1.9 + gap * j for j in range(len(inputs))]
+    for t, (x, word) in enumerate(zip(enc_x, source)):
+        panel.box(x, y, "enc", _CH4_ENCODER_COLOUR, width=box_w, height=box_h)
+        panel.label(x, 0.55, word, ha="center", va="center", fontsize=10)
+        panel.arrow([(x, 0.8), (x, y - box_h / 2)])
+        if t:
+            panel.arrow([(enc_x[t - 1] + box_w / 2, y), (x - box_w / 2, y)])
+    # the encoder's final state is the decoder's first state: the only way in for the source
+    panel.arrow([(enc_x[-1] + box_w / 2, y), (dec_x[0] - box_w / 2, y)], _HIGHWAY_COLOUR, lw=2.2)
+    panel.label((enc_x[-1] + dec_x[0]) / 2, y + 0.15, r"$s_0$", ha="center", va="bottom",
+                fontsize=10, color=_HIGHWAY_COLOUR)
+    for j, (x, word_in, word_out) in enumerate(zip(dec_x, inputs, outputs)):
+        panel.box(x, y, "dec", _CH4_DECODER_COLOUR, width=box_w, height=box_h)
+        wrong = j in mistakes
+        panel.label(x, 0.55, word_in, ha="center", va="center", fontsize=10,
+                    color=_CH4_MISTAKE_COLOUR if (j - 1) in mistakes and fed_back else "k")
+        panel.arrow([(x, 0.8), (x, y - box_h / 2)])
+        panel.arrow([(x, y + box_h / 2), (x, 3.35)])
+        panel.label(x, 3.6, word_out, ha="center", va="center", fontsize=10,
+                    color=_CH4_MISTAKE_COLOUR if wrong else "k")
+        if j:
+            panel.arrow([(dec_x[j - 1] + box_w / 2, y), (x - box_w / 2, y)])
+        if fed_back and j + 1 < len(inputs):      # this output is the next step's input
+            mid = x + gap / 2
+            panel.arrow([(x + 0.45, 3.6), (mid, 3.6), (mid, 0.55), (dec_x[j + 1] - 0.42, 0.55)],
+                        colour="0.55", lw=0.9)
+        if not fed_back:
+            panel.label(x, 4.1, r"$-\log p$", ha="center", va="center", fontsize=8.5, color="0.35")
+
+
+def seq2seq_diagram() -> Figure:
+    """Chapter 4's encoder-decoder, in training (teacher forcing) and at inference (greedy).
+
+    Top: the encoder reads the source reversed (Sutskever et al.); its final state ``s_0`` starts
+    the decoder, which reads the reference shifted by one (``tgt_in``) and is scored against the
+    next reference word at every position (``tgt_out``). Bottom: the same model translating:
+    each output is fed back as the next input until ``<eos>``; a wrong word (orange) becomes the
+    next input, a prefix the decoder never read in training."""
+    fig, axes = plt.subplots(2, 1, figsize=(10.5, 6.6))
+    source = [".", "eats", "cat", "the"]           # "the cat eats ." read backwards
+    width, height = 12.5, 4.4
+    top = _Ch4Panel(axes[0], width, height, "training (teacher forcing): the decoder reads the "
+                    "reference, tgt_in, and is scored on the next word, tgt_out")
+    _ch4_encoder_decoder(top, source, ["<bos>", "le", "chat", "mange", "."],
+                         ["le", "chat", "mange", ".", "<eos>"], fed_back=False)
+    bottom = _Ch4Panel(axes[1], width, height, "inference (greedy): each output is fed back as "
+                       "the next input, until <eos>")
+    _ch4_encoder_decoder(bottom, source, ["<bos>", "le", "chien", "mange", "."],
+                         ["le", "chien", "mange", ".", "<eos>"], fed_back=True, mistakes=(1,))
+    for panel in (top, bottom):
+        panel.label(0.5, 0.0, "encoder: the source, reversed", fontsize=8.5, color="0.35")
+        panel.label(6.3, 0.0, "decoder", fontsize=8.5, color="0.35")
+    top.label(width - 0.05, 0.0, "loss: the mean of the −log p", fontsize=8.5, ha="right",
+              color="0.35")
+    bottom.label(width - 0.05, 0.0, "orange: a wrong word, read by the next step",
+                 fontsize=8.5, ha="right", color=_CH4_MISTAKE_COLOUR)
+    fig.tight_layout()
+    return fig
