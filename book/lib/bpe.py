@@ -40,23 +40,26 @@ Pair = tuple[str, str]
 
 
 def word_counts(words: Iterable[str] | Mapping[str, int]) -> Counter:
-    """How often each word occurs: from a list of words, or a mapping word -> count (checked)."""
+    """How often each word occurs: from a list of words, or a mapping word -> count."""
     if isinstance(words, str):
-        raise TypeError("expected a list of words (or a mapping word -> count), got one string: "
-                        "split it into words first, e.g. text.split()")
+        raise TypeError("expected a list of words (or a mapping word -> count), got one "
+                        "string: split it into words first, e.g. text.split()")
     counts = Counter(words) if not isinstance(words, Mapping) else Counter(dict(words))
     for word, count in counts.items():
         if not isinstance(word, str) or not word or any(ch.isspace() for ch in word):
-            raise ValueError(f"expected words as non-empty strings without spaces, got {word!r}")
+            raise ValueError(f"expected words as non-empty strings without spaces, "
+                             f"got {word!r}")
         if END in word or UNKNOWN in word:
-            raise ValueError(f"the word {word!r} contains a reserved symbol ({END} or {UNKNOWN})")
+            raise ValueError(f"the word {word!r} contains a reserved symbol "
+                             f"({END} or {UNKNOWN})")
         checks.integer(count, f"the count of {word!r}", 1)
     return counts
 
 
 def merge_pair(symbols: Sequence[str], pair: Pair) -> list[str]:
-    """``symbols`` with every non-overlapping occurrence of ``pair`` (scanned left to right)
-    joined into one symbol: ``merge_pair(['a', 'a', 'a'], ('a', 'a')) == ['aa', 'a']``."""
+    """``symbols`` with every non-overlapping occurrence of ``pair``, scanned left to
+    right, joined into one symbol: ``['a', 'a', 'a']`` with ``('a', 'a')`` gives
+    ``['aa', 'a']``."""
     merged, i = [], 0
     while i < len(symbols):
         if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
@@ -89,7 +92,7 @@ class BPE:
     def encode_word(self, word: str) -> list[str]:
         """One word -> its subword symbols, the last one ending in ``</w>``."""
         if not isinstance(word, str) or not word or any(ch.isspace() for ch in word):
-            raise ValueError(f"expected one word, a non-empty string without spaces, got {word!r}")
+            raise ValueError(f"expected one word (no spaces), got {word!r}")
         symbols = [ch if ch in self.alphabet else UNKNOWN for ch in word] + [END]
         for pair in self.merges:
             if len(symbols) == 1:
@@ -108,7 +111,8 @@ class BPE:
         """Subword symbols -> the words they spell (a word ends at each ``</w>``)."""
         text = "".join(symbols)
         if text and not text.endswith(END):
-            raise ValueError(f"expected symbols that end a word with {END}, got ... {list(symbols)[-3:]}")
+            raise ValueError(f"expected symbols that end a word with {END}, "
+                             f"got ... {list(symbols)[-3:]}")
         return text.split(END)[:-1]
 
 
@@ -124,7 +128,7 @@ def learn_bpe(words: Iterable[str] | Mapping[str, int], num_merges: int,
     checks.integer(min_frequency, "min_frequency", 1)
     spelled = {word: list(word) + [END] for word in counts}
     pair_counts: Counter = Counter()
-    holders: dict[Pair, set[str]] = defaultdict(set)   # pair -> the words in which it occurs
+    holders: dict[Pair, set[str]] = defaultdict(set)   # pair -> the words that hold it
     for word, symbols in spelled.items():
         for pair, n in _pairs(symbols).items():
             pair_counts[pair] += n * counts[word]
