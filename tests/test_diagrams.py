@@ -116,3 +116,34 @@ def test_seq2seq_diagram_parts_lie_inside_their_axes():
             assert x0 - 1e-6 <= box.x0 and box.x1 <= x1 + 1e-6, patch
             assert y0 - 1e-6 <= box.y0 and box.y1 <= y1 + 1e-6, patch
     plt.close(fig)
+
+
+# -- chapter 3: the LSTM unrolled in time --------------------------------------------------------
+@pytest.mark.parametrize("steps", [2, 3, 5])
+def test_unrolled_lstm_shows_one_product_and_one_sum_per_step(steps):
+    from seqbook.diagrams import lstm_unrolled_diagram
+
+    fig = lstm_unrolled_diagram(steps)
+    ax, boxes, nodes = _parts(fig)
+    labels = diagram_labels(fig)
+    assert labels.count("⊙") == labels.count("+") == steps and len(nodes) == 2 * steps
+    assert len(boxes) == 3 * steps                      # the step, its forget gate, its write
+    assert sum(label.startswith("step ") for label in labels) == steps
+    assert "step t" in labels and r"$c_{t-1}$" in labels and r"$x_{t}$" in labels
+    assert sum(label.startswith("$f_{") for label in labels) == steps
+    # one more cell state than steps: the one before the first step, then one after each
+    assert sum(label.startswith("$c_{") for label in labels) == steps + 1
+    assert f"{steps} steps" in ax.get_title()
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    for patch in ax.patches:
+        box = patch.get_extents().transformed(ax.transData.inverted())
+        assert x0 - 1e-6 <= box.x0 and box.x1 <= x1 + 1e-6 and y0 - 1e-6 <= box.y0 and box.y1 <= y1 + 1e-6
+    plt.close(fig)
+
+
+def test_unrolled_lstm_refuses_a_bad_number_of_steps():
+    from seqbook.diagrams import lstm_unrolled_diagram
+
+    for bad in (1, 6, 2.5, True):
+        with pytest.raises(ValueError, match="between 2 and 5 steps"):
+            lstm_unrolled_diagram(bad)

@@ -235,3 +235,62 @@ def seq2seq_diagram() -> Figure:
                  fontsize=8.5, ha="right", color=_CH4_MISTAKE_COLOUR)
     fig.tight_layout()
     return fig
+
+
+# -- chapter 3: the LSTM unrolled in time ----------------------------------------------------------
+__all__ += ["lstm_unrolled_diagram"]
+
+_CH3_STEP_COLOUR = "#f4f4f4"
+
+
+def _ch3_time(k: int, steps: int) -> str:
+    """The time index of step ``k`` of ``steps``, centred on t: t-1, t, t+1 for three steps
+    (``k = -1``: the step before the first)."""
+    offset = k - steps // 2
+    return "t" if offset == 0 else f"t{offset:+d}"
+
+
+def lstm_unrolled_diagram(steps: int = 3) -> Figure:
+    """The LSTM over ``steps`` consecutive steps, reduced to the cell state's path: in every step
+    the old cell is multiplied by the forget gate (``⊙``) and the gated write is added (``+``).
+    Drawn in red, that path is the only one from ``c_{t-1}`` to ``c_{t+1}`` that meets no weight
+    matrix: ``∂c_T/∂c_t = ∏ diag(f_s)`` along it."""
+    if not isinstance(steps, int) or isinstance(steps, bool) or not 2 <= steps <= 5:
+        raise ValueError(f"expected between 2 and 5 steps, got {steps!r}")
+    width = 3.3 * steps + 1.4
+    cv = _Canvas(width, 5.0, f"the LSTM unrolled over {steps} steps: the cell state's path")
+    top, gates, bus = 3.7, 2.3, 0.95
+    names = [_ch3_time(k, steps) for k in range(-1, steps)]   # the state before the first step too
+    before, names = names[0], names[1:]
+    cv.label(0.05, top + 0.18, rf"$c_{{{before}}}$", fontsize=11)
+    cv.label(0.05, bus + 0.18, rf"$h_{{{before}}}$", fontsize=11)
+    previous = 0.1
+    for k, name in enumerate(names):
+        x0 = 0.7 + 3.3 * k
+        cv.ax.add_patch(FancyBboxPatch((x0, 0.45), 2.9, 3.95, boxstyle="round,pad=0.05",
+                                       fc=_CH3_STEP_COLOUR, ec="0.6", lw=1))
+        cv.label(x0 + 1.45, 4.15, f"step {name}", fontsize=9, ha="center", color="0.3")
+        times, plus = x0 + 0.8, x0 + 2.1
+        cv.arrow([(previous, top), (times - 0.27, top)], _HIGHWAY_COLOUR, lw=2.4)
+        cv.node(times, top, "⊙")
+        cv.arrow([(times + 0.27, top), (plus - 0.27, top)], _HIGHWAY_COLOUR, lw=2.4)
+        cv.node(plus, top, "+")
+        cv.box(times, gates, "σ", _GATE_COLOUR, rf"$f_{{{name}}}$", width=0.7, height=0.5)
+        cv.box(plus, gates, rf"$i\odot\tilde c$", _CANDIDATE_COLOUR, width=1.0, height=0.5)
+        cv.arrow([(times, gates + 0.25), (times, top - 0.27)])
+        cv.arrow([(plus, gates + 0.25), (plus, top - 0.27)])
+        # the gates read the previous output and the input (the grey bus)
+        for x in (times, plus):
+            cv.arrow([(x, bus), (x, gates - 0.25)], colour="0.55")
+        cv.label(x0 + 1.45, 0.05, rf"$x_{{{name}}}$", ha="center", va="bottom", fontsize=11)
+        cv.arrow([(x0 + 1.45, 0.4), (x0 + 1.45, bus)], colour="0.55", head=False)
+        previous = plus + 0.27
+        if k + 1 < steps:
+            cv.label(x0 + 3.1, top + 0.18, rf"$c_{{{name}}}$", ha="center", fontsize=11)
+    cv.arrow([(previous, top), (width - 0.15, top)], _HIGHWAY_COLOUR, lw=2.4)
+    cv.label(width - 0.45, top + 0.18, rf"$c_{{{names[-1]}}}$", ha="center", fontsize=11)
+    cv.label(width - 0.45, bus + 0.18, rf"$h_{{{names[-1]}}}$", ha="center", fontsize=11)
+    cv.arrow([(0.1, bus), (width - 0.15, bus)], colour="0.55")
+    cv.label(width - 0.1, 4.75, r"red: the cell state, multiplied only by the forget gates",
+             fontsize=8, ha="right", color=_HIGHWAY_COLOUR)
+    return cv.fig
