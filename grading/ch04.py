@@ -110,3 +110,79 @@ def inverse_sigmoid_schedule(teacher_forcing_at):
         right = 100 / (100 + math.exp(step / 100))
         got = float(teacher_forcing_at(step))
         assert abs(got - right) < 1e-6, f"at step {step}: expected {right:.6f}, got {got:.6f}"
+
+
+spec.auto("ch4-ex-teacher-forced-loss", written=1)
+
+
+@spec.hidden("ch4-ex-teacher-forced-loss", points=2)
+def stepwise_loss_equals_the_parallel_pass(teacher_forced_loss):
+    import torch
+    import torch.nn.functional as F
+    from seqbook.seq2seq import Seq2Seq
+    from seqbook.translation import Batch, pad
+    gen = torch.Generator().manual_seed(41)
+    model = Seq2Seq(10, 11, embed_size=6, hidden_size=12, cell="gru", feed_context=True, seed=41)
+    src = [torch.randint(4, 10, (n,), generator=gen).tolist() for n in (3, 6, 2)]
+    tgt = [torch.randint(4, 11, (m,), generator=gen).tolist() for m in (5, 1, 3)]
+    src_ids = pad(src)
+    batch = Batch(src_ids, torch.tensor([len(s) for s in src]), pad([[1] + t for t in tgt]),
+                  pad([t + [2] for t in tgt]), src_ids != 0)
+    logits = model(batch.src, batch.src_lengths, batch.tgt_in)
+    right = F.cross_entropy(logits.reshape(-1, 11), batch.tgt_out.reshape(-1), ignore_index=0)
+    loss, right = float(teacher_forced_loss(model, batch).detach()), float(right.detach())
+    assert abs(loss - right) < 1e-4, f"the loss {loss:.5f} is not {right:.5f}"
+
+
+@spec.hidden("ch4-ex-teacher-forced-loss", points=1)
+def stepwise_loss_can_train(teacher_forced_loss):
+    import torch
+    from seqbook.seq2seq import Seq2Seq
+    from seqbook.translation import Batch, pad
+    model = Seq2Seq(10, 11, embed_size=6, hidden_size=12, cell="lstm", feed_context=False, seed=42)
+    src_ids, tgt = pad([[5, 6, 7], [8, 9]]), [[4, 5], [6, 7, 8, 9]]
+    batch = Batch(src_ids, torch.tensor([3, 2]), pad([[1] + t for t in tgt]),
+                  pad([t + [2] for t in tgt]), src_ids != 0)
+    loss = teacher_forced_loss(model, batch)
+    assert isinstance(loss, torch.Tensor) and loss.requires_grad, "the loss must be a tensor with a gradient"
+    loss.backward()
+    assert model.encoder.embedding.weight.grad is not None, "the gradient must reach the encoder"
+
+
+spec.auto("ch4-ex-bpe", written=2)
+
+
+@spec.hidden("ch4-ex-bpe", points=1)
+def the_first_three_merges(first_merges):
+    counts = {"chat": 5, "chats": 2, "chien": 3, "rat": 1}
+    words = {w: list(w) + ["</w>"] for w in counts}
+    right = []
+    for _ in range(3):
+        pairs = {}
+        for w, symbols in words.items():
+            for pair in zip(symbols, symbols[1:]):
+                pairs[pair] = pairs.get(pair, 0) + counts[w]
+        best = min(pairs, key=lambda p: (-pairs[p], p))
+        right.append(best)
+        for w, symbols in words.items():
+            out, i = [], 0
+            while i < len(symbols):
+                if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == best:
+                    out.append(symbols[i] + symbols[i + 1])
+                    i += 2
+                else:
+                    out.append(symbols[i])
+                    i += 1
+            words[w] = out
+    assert [tuple(p) for p in first_merges] == right, f"{first_merges!r} are not the first three merges"
+
+
+@spec.hidden("ch4-ex-bpe", points=2)
+def the_encoder_on_new_words(encode_word):
+    cases = {("banana", (("a", "n"), ("an", "a"), ("b", "an"))): ["ban", "ana", "</w>"],
+             ("aaaa", (("a", "a"), ("aa", "a"))): ["aa", "aa", "</w>"],
+             ("ends", (("s", "</w>"), ("d", "s</w>"))): ["e", "n", "ds</w>"],
+             ("xyz", ()): ["x", "y", "z", "</w>"]}
+    for (word, merges), right in cases.items():
+        got = list(encode_word(word, [tuple(m) for m in merges]))
+        assert got == right, f"{word!r} with merges {merges}: expected {right}, got {got}"

@@ -106,3 +106,39 @@ def test_bad_input():
         corpus_bleu([["a"], ["b"]], [["a"]])
     with pytest.raises(ValueError, match="max_n"):
         corpus_bleu([["a"]], [["a"]], max_n=0)
+
+
+# -- the bootstrap interval -------------------------------------------------------------------
+def test_bootstrap_interval_brackets_the_score_and_narrows_with_more_sentences():
+    import random
+
+    from seqbook.bleu import bootstrap_interval
+
+    rng = random.Random(0)
+    words = "le chat noir voit la souris sous une table .".split()
+
+    def noisy(ref):   # drop or swap a word now and then
+        out = [w for w in ref if rng.random() > 0.15]
+        return out if out else ref[:1]
+
+    refs = [[rng.choice(words) for _ in range(rng.randint(6, 12))] for _ in range(400)]
+    hyps = [noisy(r) for r in refs]
+    score = corpus_bleu(hyps, refs).score
+    low, high = bootstrap_interval(hyps, refs, samples=300, seed=1)
+    assert low < score < high and high - low < 15
+    small_low, small_high = bootstrap_interval(hyps[:40], refs[:40], samples=300, seed=1)
+    assert small_high - small_low > high - low                      # fewer sentences: wider
+    assert bootstrap_interval(hyps, refs, samples=300, seed=1) == (low, high)   # seeded
+    assert bootstrap_interval(refs, refs, samples=50) == (100.0, 100.0)
+    # the resampled scores are corpus BLEU of the resampled sentences
+    one = bootstrap_interval(hyps[:1] * 5, refs[:1] * 5, samples=20)
+    assert one[0] == one[1] == pytest.approx(corpus_bleu(hyps[:1], refs[:1]).score)
+
+
+def test_bootstrap_interval_bad_arguments():
+    from seqbook.bleu import bootstrap_interval
+
+    with pytest.raises(ValueError, match="level"):
+        bootstrap_interval([["a"]], [["a"]], level=1.5)
+    with pytest.raises(ValueError, match="one reference entry per hypothesis"):
+        bootstrap_interval([["a"]], [["a"], ["b"]])

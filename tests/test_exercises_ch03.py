@@ -39,10 +39,12 @@ def test_memory_steps():
     _verdict(check_memory_steps(torch.tensor(7), 15.0, 95), True)
     _verdict(check_memory_steps(6, 15, 95), False, "round up")
     _verdict(check_memory_steps(7, 14.71, 95), False, "round up")
-    _verdict(check_memory_steps(7, 7, 95), False, "answer for b = 0")
+    _verdict(check_memory_steps(7, 7, 95), False, "answer for b_f = 0")
     _verdict(check_memory_steps(7, 15, 1 / (1 + math.exp(-3))), False, "forget gate's value")
     _verdict(check_memory_steps(7, 15, 50), False, "not it")
     _verdict(check_memory_steps(7, None, 95), False, "placeholder")
+    # the hint names the forget gate's bias as the chapter writes it (not "B", capitalised)
+    assert str(check_memory_steps(6, 15, 95)).startswith("Not yet. b_f = 0: ")
 
 
 # -- coupled gates ------------------------------------------------------------------------------

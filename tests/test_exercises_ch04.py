@@ -141,3 +141,167 @@ def test_inverse_sigmoid():
     _verdict(check_inverse_sigmoid(lambda s: max(0.0, 1 - s / 1000)), False, "expected")
     _verdict(check_inverse_sigmoid(lambda s: "one"), False, "text")
     _verdict(check_inverse_sigmoid(None), False, "placeholder")
+
+
+# -- byte-pair encoding ---------------------------------------------------------------------------
+def test_first_merges():
+    from seqbook.exercises.ch04 import check_first_merges
+
+    right = [("c", "h"), ("a", "t"), ("ch", "at")]
+    _verdict(check_first_merges(right), True, "10 times")
+    _verdict(check_first_merges([list(p) for p in right]), True)            # lists are fine
+    # each word counted once: a-t ties c-h and sorts first
+    _verdict(check_first_merges([("a", "t"), ("c", "h"), ("at", "</w>")]), False, "weight every pair")
+    # the top three pairs of the first count, never recounted
+    _verdict(check_first_merges([("c", "h"), ("a", "t"), ("h", "a")]), False, "count again")
+    _verdict(check_first_merges([("c", "h"), ("a", "t"), ("at", "</w>")]), False, "merge 3")
+    _verdict(check_first_merges(right[:2]), False, "first 3")
+    _verdict(check_first_merges(["ch", "at", "chat"]), False, "pair of two symbols")
+    _verdict(check_first_merges("ch at"), False, "list of pairs")
+    _verdict(check_first_merges(...), False, "placeholder")
+
+
+def _encode_right(word, merges):
+    symbols = list(word) + ["</w>"]
+    for a, b in merges:
+        out, i = [], 0
+        while i < len(symbols):
+            if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
+                out.append(a + b)
+                i += 2
+            else:
+                out.append(symbols[i])
+                i += 1
+        symbols = out
+    return symbols
+
+
+def test_bpe_encode_right_answers():
+    from seqbook.exercises.ch04 import check_bpe_encode
+
+    _verdict(check_bpe_encode(_encode_right), True, "['r', 'at', 's', '</w>']")
+    _verdict(check_bpe_encode(lambda w, m: tuple(_encode_right(w, m))), True)
+
+
+def test_bpe_encode_names_the_usual_mistakes():
+    from seqbook.exercises.ch04 import check_bpe_encode
+
+    def first_only(word, merges):                 # each merge joins only its first occurrence
+        symbols = list(word) + ["</w>"]
+        for a, b in merges:
+            for i in range(len(symbols) - 1):
+                if symbols[i] == a and symbols[i + 1] == b:
+                    symbols[i:i + 2] = [a + b]
+                    break
+        return symbols
+
+    def leftmost_pair(word, merges):              # merges whichever listed pair comes first in the word
+        symbols, ranks = list(word) + ["</w>"], set(map(tuple, merges))
+        changed = True
+        while changed:
+            changed = False
+            for i in range(len(symbols) - 1):
+                if (symbols[i], symbols[i + 1]) in ranks:
+                    symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
+                    changed = True
+                    break
+        return symbols
+
+    def right_to_left(word, merges):              # scans from the end: 'aaa' -> a, aa
+        symbols = list(word) + ["</w>"]
+        for a, b in merges:
+            i = len(symbols) - 2
+            while i >= 0:
+                if symbols[i] == a and symbols[i + 1] == b:
+                    symbols[i:i + 2] = [a + b]
+                    i -= 2
+                else:
+                    i -= 1
+        return symbols
+
+    def end_added_last(word, merges):             # </w> appended after merging
+        return _encode_right(word, [m for m in merges if "</w>" not in m[1]])[:-1] + ["</w>"]
+
+    def no_end(word, merges):
+        return _encode_right(word, merges)[:-1] if _encode_right(word, merges)[-1] == "</w>" else list(word)
+
+    _verdict(check_bpe_encode(first_only), False, "every occurrence")
+    _verdict(check_bpe_encode(leftmost_pair), False, "one after another")
+    _verdict(check_bpe_encode(right_to_left), False, "left to right")
+    _verdict(check_bpe_encode(end_added_last), False, "before merging")
+    _verdict(check_bpe_encode(no_end), False, "end every word")
+    _verdict(check_bpe_encode(lambda w, m: "".join(_encode_right(w, m))), False, "the string")
+    _verdict(check_bpe_encode(lambda w, m: None), False, "list of symbols")
+    _verdict(check_bpe_encode(lambda w, m: 1 / 0), False, "ZeroDivisionError")
+    _verdict(check_bpe_encode("not a function"), False, "expected a function")
+
+
+# -- the teacher-forced loss, step by step -----------------------------------------------------------
+def _step_logits(model, batch, inputs):
+    state = model.start(batch.src, batch.src_lengths)
+    steps = []
+    for j in range(inputs.shape[1]):
+        logits, state = model.step(inputs[:, j], state)
+        steps.append(logits)
+    return torch.stack(steps, 1)
+
+
+def _ce(logits, targets, **kwargs):
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), **kwargs)
+
+
+def test_teacher_forced_loss_right_answers():
+    from seqbook.exercises.ch04 import check_teacher_forced_loss
+
+    def right(model, batch):
+        return _ce(_step_logits(model, batch, batch.tgt_in), batch.tgt_out, ignore_index=0)
+
+    def masked(model, batch):                     # the same, with an explicit mask
+        logits = _step_logits(model, batch, batch.tgt_in)
+        real = batch.tgt_out != 0
+        per_token = _ce(logits, batch.tgt_out, reduction="none").reshape(batch.tgt_out.shape)
+        return (per_token * real).sum() / real.sum()
+
+    _verdict(check_teacher_forced_loss(right), True, "two padded batches")
+    _verdict(check_teacher_forced_loss(masked), True)
+
+
+def test_teacher_forced_loss_names_the_usual_mistakes():
+    from seqbook.exercises.ch04 import check_teacher_forced_loss
+
+    def with_padding(model, batch):
+        return _ce(_step_logits(model, batch, batch.tgt_in), batch.tgt_out)
+
+    def summed(model, batch):
+        return _ce(_step_logits(model, batch, batch.tgt_in), batch.tgt_out, ignore_index=0, reduction="sum")
+
+    def reads_tgt_out(model, batch):
+        return _ce(_step_logits(model, batch, batch.tgt_out), batch.tgt_out, ignore_index=0)
+
+    def own_predictions(model, batch):
+        state, token, steps = model.start(batch.src, batch.src_lengths), batch.tgt_in[:, 0], []
+        for _ in range(batch.tgt_in.shape[1]):
+            logits, state = model.step(token, state)
+            steps.append(logits)
+            token = logits.argmax(-1)
+        return _ce(torch.stack(steps, 1), batch.tgt_out, ignore_index=0)
+
+    def parallel(model, batch):
+        return _ce(model(batch.src, batch.src_lengths, batch.tgt_in), batch.tgt_out, ignore_index=0)
+
+    def as_number(model, batch):
+        return _ce(_step_logits(model, batch, batch.tgt_in), batch.tgt_out, ignore_index=0).item()
+
+    def detached(model, batch):
+        with torch.no_grad():
+            return _ce(_step_logits(model, batch, batch.tgt_in), batch.tgt_out, ignore_index=0)
+
+    _verdict(check_teacher_forced_loss(with_padding), False, "<pad> positions")
+    _verdict(check_teacher_forced_loss(summed), False, "their mean")
+    _verdict(check_teacher_forced_loss(reads_tgt_out), False, "you fed it tgt_out")
+    _verdict(check_teacher_forced_loss(own_predictions), False, "free running")
+    _verdict(check_teacher_forced_loss(parallel), False, "one decoder step per target")
+    _verdict(check_teacher_forced_loss(as_number), False, "one-element tensor")
+    _verdict(check_teacher_forced_loss(detached), False, "no gradient")
+    _verdict(check_teacher_forced_loss(lambda m, b: torch.tensor(3.0, requires_grad=True) * 1), False,
+             "step")

@@ -116,3 +116,33 @@ def sentence_bleu(hypothesis: Sequence[str], references, max_n: int = 4) -> Bleu
     """BLEU of a single sentence (corpus BLEU of a one-sentence corpus; often 0 for short
     sentences, which have no matching 4-gram: prefer corpus BLEU to compare systems)."""
     return corpus_bleu([hypothesis], [references], max_n)
+
+
+def bootstrap_interval(hypotheses: Sequence[Sequence[str]], references: Sequence, samples: int = 1000,
+                       level: float = 0.95, seed: int = 0, max_n: int = 4) -> tuple[float, float]:
+    """A percentile bootstrap interval for corpus BLEU (Koehn 2004): draw ``samples`` test sets
+    of the same size from the sentences, with replacement (seeded), score each, and return the
+    range that holds the central ``level`` share of the scores.
+
+    It says how much the score depends on which sentences happened to be in the test set: two
+    systems whose intervals overlap widely are not told apart by that test set."""
+    import numpy as np
+
+    checks.positive_int(samples, "samples")
+    level = checks.number(level, "level", above=0, below=1)
+    corpus_bleu(hypotheses, references, max_n)                 # checks the arguments
+    stats = np.zeros((len(hypotheses), 2 * max_n + 2))         # matches, totals, hyp and ref length
+    for row, (hyp, refs) in enumerate(zip(hypotheses, references)):
+        refs = _as_references(refs, row)
+        for n in range(1, max_n + 1):
+            stats[row, n - 1], stats[row, max_n + n - 1] = clipped_matches(hyp, refs, n)
+        stats[row, -2:] = len(hyp), closest_length(len(hyp), [len(r) for r in refs])
+    rng = np.random.default_rng(seed)
+    sums = stats[rng.integers(0, len(hypotheses), (samples, len(hypotheses)))].sum(axis=1)
+    matches, totals, hyp_len, ref_len = sums[:, :max_n], sums[:, max_n:2 * max_n], sums[:, -2], sums[:, -1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_mean = np.log(matches / totals).mean(axis=1)
+        bp = np.where(hyp_len >= ref_len, 1.0, np.exp(1 - ref_len / np.maximum(hyp_len, 1)))
+        scores = np.where((matches > 0).all(axis=1), 100 * bp * np.exp(log_mean), 0.0)
+    tail = (1 - level) / 2
+    return float(np.quantile(scores, tail)), float(np.quantile(scores, 1 - tail))

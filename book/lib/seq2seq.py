@@ -97,11 +97,11 @@ class Decoder(nn.Module):
 
     def forward(self, tokens: torch.Tensor, state: DecoderState):
         """tokens (batch, t) -> logits (batch, t, |V_tgt|) and the state after them."""
-        x = self.embedding(tokens)                   # E_y[y_{j-1}]: (batch, t, d)
-        if self.feed_context:                        # [E_y[y_{j-1}]; v] (Cho et al.)
+        x = self.embedding(tokens)                   # E_y[y_{i-1}]: (batch, t, d)
+        if self.feed_context:                        # [E_y[y_{i-1}]; v] (Cho et al.)
             context = state.context[:, None, :].expand(-1, x.shape[1], -1)
             x = torch.cat([x, context], dim=-1)      # (batch, t, d + d_h)
-        outputs, hidden = self.rnn(x, state.hidden)  # s_j: (batch, t, d_h)
+        outputs, hidden = self.rnn(x, state.hidden)  # s_i: (batch, t, d_h)
         return self.out(outputs), DecoderState(hidden, state.context)
 
 

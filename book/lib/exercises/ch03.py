@@ -80,7 +80,7 @@ def memory_steps(bias: float, fraction: float = MEMORY_FRACTION) -> int:
 def check_memory_steps(k_bias0, k_bias1, k_bias3) -> str:
     """The fewest steps after which a cell keeps less than 1% of its content when its forget
     gate stays at sigma(b) (input gate shut), for b = 0, 1 and 3."""
-    answers = [number(a, f"the number of steps for b = {b:g}") for a, b in zip((k_bias0, k_bias1, k_bias3),
+    answers = [number(a, f"the number of steps for b_f = {b:g}") for a, b in zip((k_bias0, k_bias1, k_bias3),
                                                                                   MEMORY_BIASES)]
     for value, b in zip(answers, MEMORY_BIASES):
         f = 1 / (1 + math.exp(-b))
@@ -89,16 +89,16 @@ def check_memory_steps(k_bias0, k_bias1, k_bias3) -> str:
         if value == right:
             continue
         if close(value, f, rel=1e-2):
-            raise Wrong(f"b = {b:g}: {value:g} is the forget gate's value sigma({b:g}) itself; the question is "
+            raise Wrong(f"b_f = {b:g}: {value:g} is the forget gate's value sigma({b:g}) itself; the question is "
                         f"how many steps k it takes until sigma({b:g})^k < {MEMORY_FRACTION}.")
         if close(value, exact, rel=1e-3) or value == math.floor(exact):
-            raise Wrong(f"b = {b:g}: {value:g} solves f^k = {MEMORY_FRACTION} (k = {exact:.2f}) without rounding "
+            raise Wrong(f"b_f = {b:g}: {value:g} solves f^k = {MEMORY_FRACTION} (k = {exact:.2f}) without rounding "
                         "or rounded down; after that many steps the cell still holds more than 1%. "
                         "The answer is a whole number of steps: round up.")
         if b != 0 and value == memory_steps(0.0):
-            raise Wrong(f"b = {b:g}: {value:g} is the answer for b = 0. The gate starts at sigma(b), "
+            raise Wrong(f"b_f = {b:g}: {value:g} is the answer for b_f = 0. The gate starts at sigma(b), "
                         f"{f:.4f} here, not 0.5.")
-        raise Wrong(f"b = {b:g}: {value:g} is not it. Solve sigma(b)^k < {MEMORY_FRACTION} for the "
+        raise Wrong(f"b_f = {b:g}: {value:g} is not it. Solve sigma(b)^k < {MEMORY_FRACTION} for the "
                     "smallest integer k (take logarithms; both sides are negative).")
     k0, k1, k3 = (memory_steps(b) for b in MEMORY_BIASES)
     return (f"{k0}, {k1} and {k3} steps. A bias of 1 doubles the memory at the start of training, "

@@ -12,6 +12,7 @@ import math
 import torch
 
 from ..bleu import brevity_penalty, clipped_matches, corpus_bleu
+from ..checks import describe
 from ..decoding import gnmt_penalty
 from .core import Wrong, checker, close, number, require_function
 
@@ -260,3 +261,211 @@ def check_inverse_sigmoid(teacher_forcing_at) -> str:
                         f"with kappa = {SIGMOID_K:g}.")
     half = SIGMOID_K * math.log(SIGMOID_K)
     return f"it passes 0.5 at step kappa ln kappa = {half:.0f} and is {right[-1]:.2g} at step 1500."
+
+
+# -- exercise: byte-pair encoding ---------------------------------------------------------------------
+BPE_COUNTS = {"chat": 5, "chats": 2, "chien": 3, "rat": 1}   # the exercise's corpus: word -> count
+BPE_MERGES = 3
+
+__all__ += ["check_first_merges", "check_bpe_encode", "BPE_COUNTS", "BPE_MERGES"]
+
+
+def _as_pairs(merges, what: str) -> list[tuple[str, str]]:
+    if merges is Ellipsis or merges is None:
+        raise NotImplementedError
+    if isinstance(merges, (str, bytes)) or not hasattr(merges, "__iter__"):
+        raise Wrong(f"expected {what} as a list of pairs such as [('c', 'h'), ...], got {merges!r:.60}.")
+    pairs = []
+    for pair in merges:
+        if isinstance(pair, str) or not hasattr(pair, "__len__") or len(pair) != 2 \
+                or not all(isinstance(s, str) for s in pair):
+            raise Wrong(f"expected each merge as a pair of two symbols, such as ('c', 'h'), got {pair!r:.40}.")
+        pairs.append((pair[0], pair[1]))
+    return pairs
+
+
+@checker
+def check_first_merges(first_merges) -> str:
+    """The first :data:`BPE_MERGES` merges learned from :data:`BPE_COUNTS`, in order."""
+    from ..bpe import END, learn_bpe
+
+    got = _as_pairs(first_merges, "first_merges")
+    right = list(learn_bpe(BPE_COUNTS, BPE_MERGES).merges)
+    if got == right:
+        return (f"the merges are {right}: c-h occurs {5 + 2 + 3} times, a-t {5 + 2 + 1}; once "
+                f"c and h are one symbol, ch-at occurs {5 + 2} times, more than any other pair.")
+    if len(got) != BPE_MERGES:
+        raise Wrong(f"give the first {BPE_MERGES} merges, got {len(got)}.")
+    if got == list(learn_bpe(list(BPE_COUNTS), BPE_MERGES).merges):
+        raise Wrong("those are the merges of a corpus with each word once: weight every pair by how "
+                    "often its word occurs (chat counts 5 times).")
+    spelled = {w: list(w) + [END] for w in BPE_COUNTS}
+    once = {}
+    for w, symbols in spelled.items():
+        for pair in zip(symbols, symbols[1:]):
+            once[pair] = once.get(pair, 0) + BPE_COUNTS[w]
+    top = sorted(once, key=lambda p: (-once[p], p))[:BPE_MERGES]
+    if got == top:
+        raise Wrong("those are the three most frequent pairs of the first count; after each merge, "
+                    "count again: the new symbol forms new pairs (ch followed by a...).")
+    for n, (g, r) in enumerate(zip(got, right), start=1):
+        if g != r:
+            raise Wrong(f"merge {n}: {g} is not it. Count every adjacent pair of symbols (the letters "
+                        f"and {END}), weighted by the word counts, after the merges before it.")
+    raise Wrong("not yet: compare your merges, in order, with the counts of the pairs.")
+
+
+def _reference_encode(word: str, merges) -> list[str]:
+    from ..bpe import END, merge_pair
+
+    symbols = list(word) + [END]
+    for pair in merges:
+        symbols = merge_pair(symbols, tuple(pair))
+    return symbols
+
+
+# (word, merges, what a wrong encoder typically gets wrong on it)
+_ENCODE_CASES = [
+    ("low", [("l", "o"), ("lo", "w")], None),
+    ("abab", [("a", "b")], "every"),
+    ("abc", [("b", "c"), ("a", "b")], "order"),
+    ("aaa", [("a", "a")], "overlap"),
+    ("cats", [("s", "</w>"), ("a", "t")], "end"),
+    ("rats", [("c", "h"), ("a", "t"), ("ch", "at")], None),
+    ("chiens", [("c", "h"), ("a", "t"), ("ch", "at")], None),
+]
+
+
+@checker
+def check_bpe_encode(encode_word) -> str:
+    """``encode_word(word, merges) -> list of symbols``: the letters and ``</w>``, with each merge
+    applied in turn to every occurrence of its pair, left to right."""
+    from ..bpe import END, learn_bpe
+
+    require_function(encode_word)
+    hints = {
+        "every": "a merge joins every occurrence of its pair in the word, not only the first.",
+        "order": "apply the merges one after another in the order they were learned, each to the "
+                 "whole word; do not merge whichever listed pair you meet first from the left.",
+        "overlap": "scan left to right and skip past a pair once it is merged: 'aaa' with the merge "
+                   "('a', 'a') gives ['aa', 'a', '</w>'].",
+        "end": f"add {END} to the letters before merging: a merge may involve it (('s', '{END}')).",
+    }
+    learned = learn_bpe(["chat"] * 5 + ["chats", "chaton", "rat", "rats", "chien", "niche"], 12)
+    cases = _ENCODE_CASES + [(w, list(learned.merges), None)
+                             for w in ("chatons", "ratiche", "nichat", "t", "hh")]
+    for word, merges, kind in cases:
+        got = encode_word(word, [tuple(m) for m in merges])
+        if isinstance(got, str):
+            raise Wrong(f"expected a list of symbols, such as ['ch', 'at', '{END}'], got the string {got!r}.")
+        if not isinstance(got, (list, tuple)) or not all(isinstance(s, str) for s in got):
+            raise Wrong(f"expected a list of symbols (strings), got {got!r:.60}.")
+        got, right = list(got), _reference_encode(word, merges)
+        if got == right:
+            continue
+        if not "".join(got).endswith(END):
+            raise Wrong(f"end every word with {END}: {word!r} -> {right}, got {got}.")
+        if kind in hints:
+            raise Wrong(f"{word!r} with merges {merges}: expected {right}, got {got}. {hints[kind]}")
+        raise Wrong(f"{word!r} with merges {merges[:4]}{'...' if len(merges) > 4 else ''}: expected "
+                    f"{right}, got {got}.")
+    rats = _reference_encode("rats", _ENCODE_CASES[5][1])
+    return (f"your encoder agrees with the reference on {len(cases)} words; with the three merges, "
+            f"'rats' becomes {rats}.")
+
+
+# -- exercise: the teacher-forced loss, one decoder step at a time ------------------------------------
+__all__ += ["check_teacher_forced_loss"]
+
+
+def _loss_case(seed: int):
+    """A small untrained Seq2Seq and a padded batch of four made-up sentence pairs."""
+    from ..seq2seq import Seq2Seq
+    from ..translation import BOS, EOS, PAD, Batch, pad
+
+    gen = torch.Generator().manual_seed(seed)
+    model = Seq2Seq(12, 14, embed_size=8, hidden_size=16, cell="lstm", feed_context=False, seed=seed)
+    lengths = [(5, 6), (3, 2), (7, 4), (4, 1)]
+    src = [torch.randint(4, 12, (n,), generator=gen).tolist() for n, _ in lengths]
+    tgt = [torch.randint(4, 14, (m,), generator=gen).tolist() for _, m in lengths]
+    src_ids = pad(src)
+    batch = Batch(src=src_ids, src_lengths=torch.tensor([len(s) for s in src]),
+                  tgt_in=pad([[BOS] + t for t in tgt]), tgt_out=pad([t + [EOS] for t in tgt]),
+                  src_mask=src_ids != PAD)
+    return model, batch
+
+
+def _loss_variants(model, batch) -> dict[str, float]:
+    """What the usual mistakes compute on one batch (the parallel pass, for the comparison)."""
+    import torch.nn.functional as F
+
+    from ..translation import PAD
+
+    with torch.no_grad():
+        logits = model(batch.src, batch.src_lengths, batch.tgt_in)      # (batch, time, |V|)
+        flat, targets = logits.reshape(-1, logits.shape[-1]), batch.tgt_out.reshape(-1)
+        shifted = model(batch.src, batch.src_lengths, batch.tgt_out)
+        state, token, own = model.start(batch.src, batch.src_lengths), batch.tgt_in[:, 0], []
+        for _ in range(batch.tgt_in.shape[1]):
+            step_logits, state = model.step(token, state)
+            own.append(step_logits)
+            token = step_logits.argmax(-1)
+        own = torch.stack(own, 1).reshape(-1, logits.shape[-1])
+        return {
+            "right": float(F.cross_entropy(flat, targets, ignore_index=PAD)),
+            "with padding": float(F.cross_entropy(flat, targets)),
+            "sum": float(F.cross_entropy(flat, targets, ignore_index=PAD, reduction="sum")),
+            "tgt_out read": float(F.cross_entropy(shifted.reshape(-1, logits.shape[-1]), targets,
+                                                  ignore_index=PAD)),
+            "own predictions": float(F.cross_entropy(own, targets, ignore_index=PAD)),
+        }
+
+
+@checker
+def check_teacher_forced_loss(teacher_forced_loss) -> str:
+    """``teacher_forced_loss(model, batch) -> loss``: the mean cross-entropy over the target tokens
+    that are not ``<pad>``, computed with ``model.start`` and one ``model.step`` per position,
+    the decoder reading ``batch.tgt_in``; it must equal the parallel teacher-forced pass."""
+    require_function(teacher_forced_loss)
+    hints = {
+        "with padding": "your mean includes the <pad> positions; average over the real target "
+                        "tokens only (ignore_index=PAD, or a mask).",
+        "sum": "that is the sum over the target tokens; return their mean (nats per token).",
+        "tgt_out read": "the decoder reads tgt_in (<bos> first) and is scored against tgt_out, the "
+                        "same words one position later; you fed it tgt_out.",
+        "own predictions": "that is the decoder reading its own predictions (free running); teacher "
+                           "forcing feeds it the reference word tgt_in[:, j] at every position.",
+    }
+    for seed in (0, 1):
+        model, batch = _loss_case(seed)
+        calls = []
+        step = model.step
+
+        def counting_step(tokens, state):
+            calls.append(tokens.shape)
+            return step(tokens, state)
+
+        model.step = counting_step
+        loss = teacher_forced_loss(model, batch)
+        del model.step
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            raise Wrong(f"expected the loss as a one-element tensor (a scalar), got {describe(loss)}.")
+        if not loss.requires_grad:
+            raise Wrong("the loss has no gradient: keep it a tensor of the graph (no .item(), no "
+                        "torch.no_grad()), so that loss.backward() can train the model.")
+        if not calls:
+            raise Wrong("write it with model.start and model.step, one decoder step per target "
+                        "position, rather than model(...) in one call.")
+        value, variants = float(loss.detach()), _loss_variants(model, batch)
+        if close(value, variants["right"], rel=1e-4):
+            if len(calls) != batch.tgt_in.shape[1]:
+                raise Wrong(f"the right value, but model.step ran {len(calls)} times for "
+                            f"{batch.tgt_in.shape[1]} target positions: one step per position.")
+            continue
+        for name, hint in hints.items():
+            if close(value, variants[name], rel=1e-4):
+                raise Wrong(hint)
+        raise Wrong(f"loss {value:.5f}, expected {variants['right']:.5f} (the mean cross-entropy of "
+                    "the step-by-step logits against tgt_out over the non-<pad> positions).")
+    return ("your step-by-step loss equals the parallel teacher-forced pass on two padded batches: "
+            "with the reference as input, every position's input is known in advance.")
