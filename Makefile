@@ -93,7 +93,7 @@ benchmark: setup
 # SEQBOOK_SEED, in parallel with one thread per kernel, and tabulate every hidden check.
 SEEDS ?= 0-4
 seeds: setup
-	$(BIN)/python -m seqbook.authoring.seed_sweep --seeds $(SEEDS) --json _build/seeds/report.json $(CHAPTERS)
+	$(BIN)/python -m seqbook.authoring.seed_sweep --seeds $(SEEDS) $(if $(JOBS),--jobs $(JOBS)) --json _build/seeds/report.json $(CHAPTERS)
 
 screenshot: setup
 	$(BIN)/python -m seqbook.authoring.screenshot _build/html _build/screenshots
