@@ -26,6 +26,14 @@ def test_heatmap_labels_and_values():
     assert sorted(t.get_text() for t in ax.texts) == ["0.00", "1.00", "2.00", "3.00", "4.00", "5.00"]
 
 
+def test_heatmap_colorbar_label():
+    ax = heatmap(np.eye(2), colorbar_label="p(next | previous)")
+    bar_axes = [a for a in ax.figure.axes if a is not ax]
+    assert len(bar_axes) == 1 and bar_axes[0].get_ylabel() == "p(next | previous)"
+    with pytest.raises(ValueError, match="colorbar_label needs colorbar=True"):
+        heatmap(np.eye(2), colorbar=False, colorbar_label="p")
+
+
 def test_heatmap_bad_input():
     with pytest.raises(ValueError, match="2-d matrix"):
         heatmap(np.zeros(3))

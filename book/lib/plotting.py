@@ -16,8 +16,12 @@ from . import checks
 def heatmap(matrix, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
             ax: Axes | None = None, title: str | None = None, xlabel: str | None = None,
             ylabel: str | None = None, cmap: str = "viridis", colorbar: bool = True,
-            annotate: bool = False, fmt: str = "{:.2f}", **imshow_kwargs) -> Axes:
-    """Draw a 2-d array as a labelled heatmap; rows run down, columns across."""
+            annotate: bool = False, fmt: str = "{:.2f}", colorbar_label: str | None = None,
+            **imshow_kwargs) -> Axes:
+    """Draw a 2-d array as a labelled heatmap; rows run down, columns across.
+
+    ``colorbar_label`` names what the colours measure (shown beside the colour bar).
+    """
     m = np.asarray(matrix.detach().cpu() if hasattr(matrix, "detach") else matrix, dtype=float)
     if m.ndim != 2:
         raise ValueError(f"expected a 2-d matrix, got shape {m.shape}")
@@ -37,8 +41,12 @@ def heatmap(matrix, row_labels: Sequence[str] | None = None, col_labels: Sequenc
             for j in range(m.shape[1]):
                 ax.text(j, i, fmt.format(m[i, j]), ha="center", va="center", fontsize=7,
                         color="black" if m[i, j] > mid else "white")
+    if colorbar_label is not None and not colorbar:
+        raise ValueError("colorbar_label needs colorbar=True: there is no colour bar to label")
     if colorbar:
-        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        bar = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        if colorbar_label is not None:
+            bar.set_label(colorbar_label)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     return ax
 
