@@ -228,6 +228,8 @@ def unrolled_rnn_diagram(steps: int = 4, backward: bool = False, detach_after: i
     return cv.fig
 
 __all__ += ["unrolled_rnn_diagram"]
+
+
 # -- chapter 5: one step of an attention decoder, Bahdanau's order beside Luong's ----------------
 _CH5_ATTENTION_COLOUR = "#d5e8c8"   # the attention block: score, softmax, weighted sum
 _CH5_OUTPUT_COLOUR = "#e6dcef"      # read-out layers
@@ -439,6 +441,9 @@ def transformer_diagram() -> Figure:
     height = dec_top + 2.85                       # the canvas ends just above the notes
     cv.ax.set_ylim(0, height)
     cv.fig.set_size_inches(cv.fig.get_size_inches()[0], height * 0.8)
+    return cv.fig
+
+
 # -- chapter 4: the encoder-decoder ------------------------------------------------------------
 __all__ += ["seq2seq_diagram"]
 
