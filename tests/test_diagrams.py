@@ -50,10 +50,8 @@ def test_gru_diagram_shows_reset_update_and_candidate():
     plt.close(fig)
 
 
-@pytest.mark.parametrize("draw", [lstm_cell_diagram, gru_cell_diagram])
-def test_every_part_lies_inside_the_axes(draw):
-    fig = draw()
-    ax = fig.axes[0]
+def assert_inside_the_axes(ax):
+    """Every label and every box of a diagram lies inside its axes' limits."""
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     for text in ax.texts:
         x, y = text.get_position()
@@ -62,6 +60,13 @@ def test_every_part_lies_inside_the_axes(draw):
         box = patch.get_extents().transformed(ax.transData.inverted())
         assert x0 - 1e-6 <= box.x0 and box.x1 <= x1 + 1e-6, patch
         assert y0 - 1e-6 <= box.y0 and box.y1 <= y1 + 1e-6, patch
+
+
+@pytest.mark.parametrize("draw", [lstm_cell_diagram, gru_cell_diagram])
+def test_every_part_lies_inside_the_axes(draw):
+    fig = draw()
+    ax = fig.axes[0]
+    assert_inside_the_axes(ax)
     plt.close(fig)
 
 
@@ -122,14 +127,7 @@ def test_unrolled_rnn_parts_lie_inside_the_axes():
     for kwargs in ({}, {"backward": True, "detach_after": 1}):
         fig = unrolled_rnn_diagram(5, **kwargs)
         ax = fig.axes[0]
-        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
-        for text in ax.texts:
-            x, y = text.get_position()
-            assert x0 <= x <= x1 and y0 <= y <= y1, text.get_text()
-        for patch in ax.patches:
-            box = patch.get_extents().transformed(ax.transData.inverted())
-            assert x0 - 1e-6 <= box.x0 and box.x1 <= x1 + 1e-6, patch
-            assert y0 - 1e-6 <= box.y0 and box.y1 <= y1 + 1e-6, patch
+        assert_inside_the_axes(ax)
         plt.close(fig)
 
 
@@ -151,14 +149,7 @@ from seqbook.diagrams import attention_decoder_diagram, transformer_diagram  # n
 def _inside(fig):
     """Every text and patch of the diagram lies inside its axes."""
     ax = fig.axes[0]
-    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
-    for text in ax.texts:
-        x, y = text.get_position()
-        assert x0 <= x <= x1 and y0 <= y <= y1, text.get_text()
-    for patch in ax.patches:
-        box = patch.get_extents().transformed(ax.transData.inverted())
-        assert x0 - 1e-6 <= box.x0 and box.x1 <= x1 + 1e-6, patch
-        assert y0 - 1e-6 <= box.y0 and box.y1 <= y1 + 1e-6, patch
+    assert_inside_the_axes(ax)
 
 
 def test_attention_decoder_diagram_shows_both_orders_with_shapes():
@@ -251,14 +242,7 @@ def test_seq2seq_diagram_parts_lie_inside_their_axes():
 
     fig = seq2seq_diagram()
     for ax in fig.axes:
-        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
-        for text in ax.texts:
-            x, y = text.get_position()
-            assert x0 <= x <= x1 and y0 <= y <= y1, text.get_text()
-        for patch in ax.patches:
-            box = patch.get_extents().transformed(ax.transData.inverted())
-            assert x0 - 1e-6 <= box.x0 and box.x1 <= x1 + 1e-6, patch
-            assert y0 - 1e-6 <= box.y0 and box.y1 <= y1 + 1e-6, patch
+        assert_inside_the_axes(ax)
     plt.close(fig)
 
 
