@@ -254,13 +254,18 @@ def test_unrolled_lstm_shows_one_product_and_one_sum_per_step(steps):
     fig = lstm_unrolled_diagram(steps)
     ax, boxes, nodes = _parts(fig)
     labels = diagram_labels(fig)
-    assert labels.count("⊙") == labels.count("+") == steps and len(nodes) == 2 * steps
-    assert len(boxes) == 3 * steps                      # the step, its forget gate, its write
+    # per step: the forget product and the write on the cell, tanh(c) and o ⊙ on the output
+    assert labels.count("+") == labels.count("tanh") == steps and labels.count("⊙") == 2 * steps
+    assert len(nodes) == 4 * steps
+    assert len(boxes) == 4 * steps               # the step, its forget gate, its write, its o gate
     assert sum(label.startswith("step ") for label in labels) == steps
     assert "step t" in labels and r"$c_{t-1}$" in labels and r"$x_{t}$" in labels
     assert sum(label.startswith("$f_{") for label in labels) == steps
     # one more cell state than steps: the one before the first step, then one after each
     assert sum(label.startswith("$c_{") for label in labels) == steps + 1
+    # and so many hidden states, each its own label: h is recomputed in every step
+    assert sum(label.startswith("$h_{") for label in labels) == steps + 1
+    assert sum(label.startswith("$o_{") for label in labels) == steps
     assert f"{steps} steps" in ax.get_title()
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     for patch in ax.patches:
@@ -275,3 +280,74 @@ def test_unrolled_lstm_refuses_a_bad_number_of_steps():
     for bad in (1, 6, 2.5, True):
         with pytest.raises(ValueError, match="between 2 and 5 steps"):
             lstm_unrolled_diagram(bad)
+
+
+# -- chapter 4: the beam-search tree --------------------------------------------------------------
+def _toy_beam():
+    """A hand-made search: <bos>=0, <eos>=1; each level's prefixes in the search's own order
+    (best first), which interleaves the parents' children."""
+    steps = [[(0,)], [(0, 2), (0, 3), (0, 4)], [(0, 3, 5), (0, 2, 6), (0, 3, 7)],
+             [(0, 2, 6, 8), (0, 3, 5, 9)]]
+    finished = [(0, 3, 5, 9, 1), (0, 2, 6, 1), (0, 3, 7, 1)]
+    score = {p: -0.5 * len(p) - 0.1 * p[-1] for level in steps for p in level}
+    score.update({p: -0.4 * len(p) for p in finished})
+    return steps, finished, score
+
+
+def test_beam_tree_layout_never_crosses_edges_and_groups_siblings():
+    from seqbook.diagrams import beam_tree_layout
+
+    steps, finished, score = _toy_beam()
+    place = beam_tree_layout(steps, finished, score.__getitem__)
+    assert set(place) == {p for level in steps for p in level} | set(finished)
+    by_column = {}
+    for p, (column, row) in place.items():
+        assert column == len(p) - 1
+        by_column.setdefault(column, []).append((row, p))
+    for column, nodes in by_column.items():
+        rows = sorted(row for row, _ in nodes)
+        assert rows == list(range(len(nodes)))                 # packed from the top
+        ordered = [p for _, p in sorted(nodes)]
+        if column == 0:
+            continue
+        parents = [place[p[:-1]][1] for p in ordered]
+        assert parents == sorted(parents)                      # no two edges cross
+        for a, b in zip(ordered, ordered[1:]):                 # siblings: best first
+            if a[:-1] == b[:-1]:
+                assert score[a] >= score[b]
+    # the search's own order would cross: (0, 3, 5) came before (0, 2, 6)
+    assert place[(0, 2, 6)][1] < place[(0, 3, 5)][1]
+
+
+def test_beam_tree_layout_refuses_an_orphan():
+    from seqbook.diagrams import beam_tree_layout
+
+    with pytest.raises(ValueError, match="parent"):
+        beam_tree_layout([[(0,)]], [(0, 2, 1)], lambda p: 0.0)
+
+
+def test_beam_tree_diagram_shows_punctuation_scores_and_a_legend():
+    from seqbook.diagrams import beam_tree_diagram
+
+    steps, finished, score = _toy_beam()
+    names = {0: "<bos>", 1: "<eos>", 2: "le", 3: ".", 4: "un", 5: "chat", 6: ",", 7: "la",
+             8: "x", 9: "noir"}
+    fig = beam_tree_diagram(steps, finished, finished[0], score.__getitem__, names.__getitem__,
+                            "a toy beam")
+    ax = fig.axes[0]
+    texts = [t for t in ax.texts]
+    shown = [t.get_text() for t in texts]
+    assert "'.'" in shown and "','" in shown and "." not in shown    # punctuation stays visible
+    assert shown.count("<eos>") == len(finished)
+    assert all(t.get_fontsize() >= 8 for t in texts)
+    assert fig.get_size_inches()[0] <= 7.0 + 1e-9                   # shown at its own size
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(legend) == 3 and "the best translation" in legend
+    # the legend sits below the tree, so it hides no node
+    fig.canvas.draw()
+    legend_box = ax.get_legend().get_window_extent()
+    for t in texts:
+        assert not legend_box.overlaps(t.get_window_extent())
+    with pytest.raises(ValueError, match="best"):
+        beam_tree_diagram(steps, finished, (0, 9, 1), score.__getitem__, names.__getitem__, "x")
+    plt.close(fig)

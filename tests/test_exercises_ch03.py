@@ -35,7 +35,8 @@ def test_parameter_counts(capsys):
 
 # -- memory steps -------------------------------------------------------------------------------
 def test_memory_steps():
-    _verdict(check_memory_steps(7, 15, 95), True, "7, 15 and 95")
+    _verdict(check_memory_steps(7, 15, 95), True, "7, 15 and 95", "0.9526^94 = 1.04%", "0.99%")
+    _verdict(check_memory_steps(7, 15, 94), False, "round up")
     _verdict(check_memory_steps(torch.tensor(7), 15.0, 95), True)
     _verdict(check_memory_steps(6, 15, 95), False, "round up")
     _verdict(check_memory_steps(7, 14.71, 95), False, "round up")

@@ -43,9 +43,9 @@ def test_bleu_by_hand(capsys):
 def test_search_sizes():
     _verdict(check_search_sizes(150 ** 20, 5 * 150 * 20), True, "15,000")
     _verdict(check_search_sizes(3.3253e43, 15000.0), True)   # a rounded float is fine
-    _verdict(check_search_sizes(20 ** 150, 15000), False, "T^|V|")
+    _verdict(check_search_sizes(20 ** 150, 15000), False, "m^|V|")
     _verdict(check_search_sizes(150 * 20, 15000), False, "greedy")
-    _verdict(check_search_sizes(5 ** 20, 15000), False, "k^T")
+    _verdict(check_search_sizes(5 ** 20, 15000), False, "k^m")
     _verdict(check_search_sizes(150 ** 20, 3000), False, "greedy")
     _verdict(check_search_sizes(150 ** 20, 25 * 20), False, "every token")
     _verdict(check_search_sizes(150 ** 20, 5 * 150.0 ** 20), False, "adds up")

@@ -9,6 +9,8 @@ labels use chapter 3's notation (``c_t`` the LSTM's cell state, ``\\tilde c_t`` 
 
 from __future__ import annotations
 
+from typing import Callable
+
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
@@ -533,6 +535,7 @@ def seq2seq_diagram() -> Figure:
 __all__ += ["lstm_unrolled_diagram"]
 
 _CH3_STEP_COLOUR = "#f4f4f4"
+_CH3_HIDDEN_COLOUR = "C0"
 
 
 def _ch3_time(k: int, steps: int) -> str:
@@ -543,46 +546,168 @@ def _ch3_time(k: int, steps: int) -> str:
 
 
 def lstm_unrolled_diagram(steps: int = 3) -> Figure:
-    """The LSTM over ``steps`` consecutive steps, reduced to the cell state's path: in every step
-    the old cell is multiplied by the forget gate (``⊙``) and the gated write is added (``+``).
-    Drawn in red, that path is the only one from ``c_{t-1}`` to ``c_{t+1}`` that meets no weight
-    matrix: ``∂c_T/∂c_t = ∏ diag(f_s)`` along it."""
+    """The LSTM over ``steps`` consecutive steps, reduced to its two state paths.
+
+    The cell state (red) runs along the top: in every step the old cell is multiplied by the
+    forget gate (``⊙``) and the gated write is added (``+``); that path is the only one from
+    ``c_{t-1}`` to ``c_{t+1}`` that meets no weight matrix: ``∂c_T/∂c_t = ∏ diag(f_s)`` along
+    it. The hidden state (blue) runs along the bottom: it enters each step, feeds the gates,
+    and a new one leaves it, ``h_t = o_t ⊙ tanh(c_t)``, tapped off the new cell."""
     if not isinstance(steps, int) or isinstance(steps, bool) or not 2 <= steps <= 5:
         raise ValueError(f"expected between 2 and 5 steps, got {steps!r}")
-    width = 3.3 * steps + 1.4
-    cv = _Canvas(width, 5.0, f"the LSTM unrolled over {steps} steps: the cell state's path")
-    top, gates, bus = 3.7, 2.3, 0.95
+    pitch, inner = 4.0, 3.2                      # one step's share of the width, its box
+    width = pitch * steps + 1.3
+    cv = _Canvas(width, 5.7, f"the LSTM unrolled over {steps} steps: its two state paths")
+    top, gates, product, bus = 3.75, 2.35, 2.35, 0.95
     names = [_ch3_time(k, steps) for k in range(-1, steps)]   # the state before the first step too
     before, names = names[0], names[1:]
-    cv.label(0.05, top + 0.18, rf"$c_{{{before}}}$", fontsize=11)
-    cv.label(0.05, bus + 0.18, rf"$h_{{{before}}}$", fontsize=11)
-    previous = 0.1
+    cv.label(0.05, top + 0.2, rf"$c_{{{before}}}$", fontsize=11)
+    cv.label(0.05, bus + 0.2, rf"$h_{{{before}}}$", fontsize=11, color=_CH3_HIDDEN_COLOUR)
+    cell_from, hidden_from = 0.1, 0.1
     for k, name in enumerate(names):
-        x0 = 0.7 + 3.3 * k
-        cv.ax.add_patch(FancyBboxPatch((x0, 0.45), 2.9, 3.95, boxstyle="round,pad=0.05",
+        x0 = 0.75 + pitch * k
+        cv.ax.add_patch(FancyBboxPatch((x0, 0.45), inner, 4.0, boxstyle="round,pad=0.05",
                                        fc=_CH3_STEP_COLOUR, ec="0.6", lw=1))
-        cv.label(x0 + 1.45, 4.15, f"step {name}", fontsize=9, ha="center", color="0.3")
-        times, plus = x0 + 0.8, x0 + 2.1
-        cv.arrow([(previous, top), (times - 0.27, top)], _HIGHWAY_COLOUR, lw=2.4)
+        cv.label(x0 + inner / 2, 4.22, f"step {name}", fontsize=9, ha="center", color="0.3")
+        times, plus, out = x0 + 0.55, x0 + 1.55, x0 + 2.55
+        # the cell state: forget, then write
+        cv.arrow([(cell_from, top), (times - 0.27, top)], _HIGHWAY_COLOUR, lw=2.4)
         cv.node(times, top, "⊙")
         cv.arrow([(times + 0.27, top), (plus - 0.27, top)], _HIGHWAY_COLOUR, lw=2.4)
         cv.node(plus, top, "+")
-        cv.box(times, gates, "σ", _GATE_COLOUR, rf"$f_{{{name}}}$", width=0.7, height=0.5)
-        cv.box(plus, gates, rf"$i\odot\tilde c$", _CANDIDATE_COLOUR, width=1.0, height=0.5)
+        cv.box(times, gates, "σ", _GATE_COLOUR, width=0.6, height=0.5)
+        cv.label(times + 0.07, 2.98, rf"$f_{{{name}}}$", fontsize=11, va="center")
+        cv.box(plus, gates, r"$i\odot\tilde c$", _CANDIDATE_COLOUR, width=0.95, height=0.5)
         cv.arrow([(times, gates + 0.25), (times, top - 0.27)])
         cv.arrow([(plus, gates + 0.25), (plus, top - 0.27)])
-        # the gates read the previous output and the input (the grey bus)
-        for x in (times, plus):
-            cv.arrow([(x, bus), (x, gates - 0.25)], colour="0.55")
-        cv.label(x0 + 1.45, 0.05, rf"$x_{{{name}}}$", ha="center", va="bottom", fontsize=11)
-        cv.arrow([(x0 + 1.45, 0.4), (x0 + 1.45, bus)], colour="0.55", head=False)
-        previous = plus + 0.27
-        if k + 1 < steps:
-            cv.label(x0 + 3.1, top + 0.18, rf"$c_{{{name}}}$", ha="center", fontsize=11)
-    cv.arrow([(previous, top), (width - 0.15, top)], _HIGHWAY_COLOUR, lw=2.4)
-    cv.label(width - 0.45, top + 0.18, rf"$c_{{{names[-1]}}}$", ha="center", fontsize=11)
-    cv.label(width - 0.45, bus + 0.18, rf"$h_{{{names[-1]}}}$", ha="center", fontsize=11)
-    cv.arrow([(0.1, bus), (width - 0.15, bus)], colour="0.55")
-    cv.label(width - 0.1, 4.75, r"red: the cell state, multiplied only by the forget gates",
-             fontsize=8, ha="right", color=_HIGHWAY_COLOUR)
+        # the new hidden state, read off the new cell: o ⊙ tanh(c)
+        cv.ax.plot([out], [top], "o", color=_HIGHWAY_COLOUR, ms=4, zorder=4)
+        cv.ax.add_patch(Circle((out, 3.1), 0.38, fc="white", ec="0.2", lw=1, zorder=3))
+        cv.ax.text(out, 3.1, "tanh", ha="center", va="center", fontsize=8.5, zorder=4)
+        cv.arrow([(out, top), (out, 3.1 + 0.38)], _HIGHWAY_COLOUR, lw=1.2)
+        cv.node(out, product, "⊙")
+        cv.arrow([(out, 3.1 - 0.38), (out, product + 0.27)])
+        cv.box(out, 1.6, "σ", _GATE_COLOUR, width=0.6, height=0.5)
+        cv.label(out + 0.33, 1.6, rf"$o_{{{name}}}$", fontsize=10, va="center")
+        cv.arrow([(out, 1.6 + 0.25), (out, product - 0.27)])
+        # the hidden state that came in feeds the three gates (with x), then ends here
+        cv.arrow([(hidden_from, bus), (out, bus)], _CH3_HIDDEN_COLOUR, lw=1.8, head=False)
+        for x in (times, plus, out):
+            cv.arrow([(x, bus), (x, gates - 0.25 if x != out else 1.6 - 0.25)], colour="0.45")
+        cv.label(x0 + 1.1, 0.02, rf"$x_{{{name}}}$", ha="center", va="bottom", fontsize=11)
+        cv.arrow([(x0 + 1.1, 0.42), (x0 + 1.1, bus)], colour="0.45", head=False)
+        cv.ax.plot([x0 + 1.1], [bus], "o", color="0.45", ms=3.5, zorder=4)
+        # the new hidden state leaves the step and drops to the next step's bus
+        turn = x0 + inner + (pitch - inner) / 2
+        last = k + 1 == steps
+        cv.arrow([(out + 0.27, product), (turn, product), (turn, bus), (turn + 0.3, bus)]
+                 if not last else [(out + 0.27, product), (width - 0.1, product)],
+                 _CH3_HIDDEN_COLOUR, lw=1.8, head=last)
+        hidden_from = turn
+        cell_from = plus + 0.27
+        if not last:
+            cv.label(turn, top + 0.2, rf"$c_{{{name}}}$", ha="center", fontsize=11)
+            cv.label(turn, product + 0.12, rf"$h_{{{name}}}$", ha="center", va="bottom",
+                     fontsize=11,
+                     color=_CH3_HIDDEN_COLOUR)
+    cv.arrow([(cell_from, top), (width - 0.1, top)], _HIGHWAY_COLOUR, lw=2.4)
+    cv.label(width - 0.45, top + 0.2, rf"$c_{{{names[-1]}}}$", ha="center", fontsize=11)
+    cv.label(width - 0.45, product + 0.2, rf"$h_{{{names[-1]}}}$", ha="center", fontsize=11,
+             color=_CH3_HIDDEN_COLOUR)
+    cv.label(0.05, 5.3, "red: the cell state c, multiplied only by the forget gates",
+             fontsize=9, ha="left", color=_HIGHWAY_COLOUR)
+    cv.label(0.05, 4.92, "blue: the hidden state h, computed anew in every step from the new cell",
+             fontsize=9, ha="left", color=_CH3_HIDDEN_COLOUR)
+    scale = 7.0 / (pitch * 3 + 1.3)               # three steps fill the page's width
+    cv.fig.set_size_inches(scale * width, scale * 5.7)
     return cv.fig
+
+
+# -- chapter 4: a beam search drawn as a tree ----------------------------------------------------
+__all__ += ["beam_tree_layout", "beam_tree_diagram"]
+
+Prefix = tuple  # token ids, starting with <bos>
+
+
+def beam_tree_layout(steps: list[list[Prefix]], finished: list[Prefix],
+                     log_prob: Callable[[Prefix], float]) -> dict[Prefix, tuple[int, int]]:
+    """Grid places ``(column, row)`` for the nodes of a beam search's tree.
+
+    ``steps[t]`` holds the prefixes the search kept after ``t`` tokens (``steps[0]`` is the
+    root, ``(<bos>,)``); ``finished`` the hypotheses it set aside, each a prefix ending in
+    ``<eos>``. A node's column is its number of tokens after ``<bos>``. Within a column the
+    nodes are sorted by their parent's row, then by ``log_prob`` (best first), so the edges
+    from one column to the next never cross and siblings sit together under their parent."""
+    nodes = {p for prefixes in steps for p in prefixes} | set(finished)
+    if not nodes:
+        raise ValueError("expected at least one prefix in steps or finished, got none")
+    columns: dict[int, list[Prefix]] = {}
+    for p in nodes:
+        if len(p) > 1 and p[:-1] not in nodes:
+            raise ValueError(f"expected every prefix's parent in the tree; {p!r} has none")
+        columns.setdefault(len(p) - 1, []).append(p)
+    place: dict[Prefix, tuple[int, int]] = {}
+    for column in sorted(columns):
+        ordered = sorted(columns[column],
+                         key=lambda p: (place[p[:-1]][1] if len(p) > 1 else 0, -log_prob(p), p))
+        for row, p in enumerate(ordered):
+            place[p] = (column, row)
+    return place
+
+
+def _ch4_shown(token: str) -> str:
+    """A token as the tree writes it: punctuation in quotes, so that '.' and ',' stay visible."""
+    return token if any(ch.isalnum() for ch in token) or token.startswith("<") else f"'{token}'"
+
+
+def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: Prefix,
+                      log_prob: Callable[[Prefix], float], token: Callable[[int], str],
+                      title: str) -> Figure:
+    """A beam search as a tree, read from the top down: one row per step, each node a token
+    with the log-probability of the prefix it ends underneath.
+
+    ``best`` (one of ``finished``) is drawn in red; the other finished hypotheses and the
+    prefixes that lead to one in black; the prefixes the search kept for a while and then
+    dropped in grey, with dashed edges. Finished hypotheses (ending in ``<eos>``) have a
+    framed box. ``token(id)`` gives a token's text. Layout: :func:`beam_tree_layout` (its
+    columns are the rows here, its rows the places from left to right)."""
+    if best not in finished:
+        raise ValueError("expected best to be one of the finished hypotheses")
+    place = beam_tree_layout(steps, finished, log_prob)
+    leads_on = {p[:k] for p in finished for k in range(1, len(p) + 1)}
+    levels = max(c for c, _ in place.values()) + 1
+    across = max(r for _, r in place.values()) + 1
+    fig, ax = plt.subplots(figsize=(7.0, 1.1 + 0.46 * levels))
+    colours = {"best": "C3", "kept": "0.1", "dropped": "0.55"}
+    for p, (level, rank) in place.items():
+        kind = "best" if best[:len(p)] == p else ("kept" if p in leads_on else "dropped")
+        colour, x, y = colours[kind], rank, -level
+        if len(p) > 1:
+            parent_level, parent_rank = place[p[:-1]]
+            ax.plot([parent_rank, x], [-parent_level - 0.38, y + 0.2], color=colour,
+                    lw=2.0 if kind == "best" else 0.9, ls="--" if kind == "dropped" else "-",
+                    zorder=1)
+        frame = dict(boxstyle="round,pad=0.15", fc="white",
+                     ec=colour if p in finished else "none", lw=1.0)
+        ax.text(x, y + 0.05, _ch4_shown(token(p[-1])), ha="center", va="center",
+                fontsize=9, color=colour, zorder=2, bbox=frame,
+                fontweight="bold" if kind == "best" else "normal")
+        if len(p) > 1:
+            ax.text(x, y - 0.27, f"{log_prob(p):.1f}".replace("-0.0", "0.0"), ha="center",
+                    va="center", fontsize=8, color=colour, zorder=2)
+    for level in range(1, levels):
+        ax.text(-0.55, -level + 0.05, f"{level}", ha="right", va="center", fontsize=8,
+                color="0.4")
+    ax.text(-0.55, 0.05, "step", ha="right", va="center", fontsize=8, color="0.4")
+    handles = [plt.Line2D([], [], color=colours["best"], lw=2.0, label="the best translation"),
+               plt.Line2D([], [], color=colours["kept"], lw=0.9,
+                          label="leads to a finished one"),
+               plt.Line2D([], [], color=colours["dropped"], lw=0.9, ls="--",
+                          label="kept, then dropped")]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
+              fontsize=8.5, frameon=False)
+    ax.set_title(title, fontsize=9.5)
+    ax.set_xlim(-0.9, max(across, 4) - 0.5)
+    ax.set_ylim(-levels + 0.5, 0.45)
+    ax.axis("off")
+    return fig

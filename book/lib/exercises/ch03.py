@@ -101,8 +101,11 @@ def check_memory_steps(k_bias0, k_bias1, k_bias3) -> str:
         raise Wrong(f"b_f = {b:g}: {value:g} is not it. Solve sigma(b)^k < {MEMORY_FRACTION} for the "
                     "smallest integer k (take logarithms; both sides are negative).")
     k0, k1, k3 = (memory_steps(b) for b in MEMORY_BIASES)
+    f3 = 1 / (1 + math.exp(-MEMORY_BIASES[-1]))
     return (f"{k0}, {k1} and {k3} steps. A bias of 1 doubles the memory at the start of training, "
-            f"a bias of 3 makes it {k3 / k0:.0f} times longer.")
+            f"a bias of 3 makes it {k3 / k0:.0f} times longer: sigma(3) = {f3:.4f}, and "
+            f"{f3:.4f}^{k3 - 1} = {f3 ** (k3 - 1):.2%} is still above 1%, {f3:.4f}^{k3} = "
+            f"{f3 ** k3:.2%} below it.")
 
 
 # -- exercise: the coupled input-forget gate (CIFG) -------------------------------------------

@@ -86,41 +86,41 @@ def check_bleu_by_hand(precisions, bp, bleu) -> str:
 # -- exercise: how big is each search? -----------------------------------------------------------
 @checker
 def check_search_sizes(exhaustive, beam_scored) -> str:
-    """The number of complete sequences of exactly T tokens over |V| (exhaustive search) and the
-    number of next-token scores beam search computes over T steps (``k * |V| * T``)."""
-    V, T, k = SEARCH_SIZES["vocab_size"], SEARCH_SIZES["length"], SEARCH_SIZES["beam_size"]
+    """The number of complete sequences of exactly m tokens over |V| (exhaustive search) and the
+    number of next-token scores beam search computes over m steps (``k * |V| * m``)."""
+    V, m, k = SEARCH_SIZES["vocab_size"], SEARCH_SIZES["length"], SEARCH_SIZES["beam_size"]
     ex = number(exhaustive, "the number of sequences exhaustive search scores", "150 ** 20")
-    right = float(V) ** T
-    wrongs = [(float(T) ** V, "that is T^|V|; each of the T positions can hold any of the |V| tokens."),
-              (float(V * T), "that is |V| T, what greedy search scores; exhaustive search scores whole "
+    right = float(V) ** m
+    wrongs = [(float(m) ** V, "that is m^|V|; each of the m positions can hold any of the |V| tokens."),
+              (float(V * m), "that is |V| m, what greedy search scores; exhaustive search scores whole "
                              "sequences, one for every choice at every position."),
-              (float(k) ** T, "that is k^T; the tokens, not the beam, give the choices at each position.")]
+              (float(k) ** m, "that is k^m; the tokens, not the beam, give the choices at each position.")]
     if not close(ex, right):
         for w, hint in wrongs:
             if close(ex, w):
                 raise Wrong(f"exhaustive search: {ex:.4g}: {hint}")
-        raise Wrong(f"exhaustive search: {ex:.4g} is not it: count the sequences of exactly T = {T} "
+        raise Wrong(f"exhaustive search: {ex:.4g} is not it: count the sequences of exactly m = {m} "
                     f"tokens over a vocabulary of {V}.")
     beam = number(beam_scored, "the number of next-token scores beam search computes")
-    if close(beam, float(V * T)):
+    if close(beam, float(V * m)):
         raise Wrong(f"beam search: {beam:g} is greedy search's count: beam search extends k hypotheses "
                     "at every step.")
-    if close(beam, float(k * k * T)):
+    if close(beam, float(k * k * m)):
         raise Wrong(f"beam search: {beam:g} counts only the k kept extensions of each hypothesis; it must "
                     "score every token after each of the k hypotheses before choosing.")
-    if close(beam, float(k) * V ** T):
+    if close(beam, float(k) * V ** m):
         raise Wrong(f"beam search: {beam:.4g}: the beam keeps only k hypotheses at each step, so the "
                     "work adds up over the steps rather than multiplying.")
-    first_step_alone = float(V + (T - 1) * k * V)
+    first_step_alone = float(V + (m - 1) * k * V)
     if close(beam, first_step_alone, rel=1e-9):
         # also right: at step 1 the beam holds only <bos>, so that step scores |V|, not k |V|
-        return (f"|V|^T = {right:.3g} sequences; beam search scores |V| + (T-1) k |V| = "
+        return (f"|V|^m = {right:.3g} sequences; beam search scores |V| + (m-1) k |V| = "
                 f"{int(first_step_alone):,} extensions, counting that the first step extends "
-                f"only <bos> (with a full beam at every step it is k |V| T = {k * V * T:,}).")
-    if not close(beam, float(k * V * T), rel=1e-9):
+                f"only <bos> (with a full beam at every step it is k |V| m = {k * V * m:,}).")
+    if not close(beam, float(k * V * m), rel=1e-9):
         raise Wrong(f"beam search: {beam:g} is not it: k hypotheses, each scored against all |V| "
-                    f"tokens, at each of T steps.")
-    return f"|V|^T = {right:.3g} sequences; beam search scores k |V| T = {k * V * T:,} extensions."
+                    f"tokens, at each of m steps.")
+    return f"|V|^m = {right:.3g} sequences; beam search scores k |V| m = {k * V * m:,} extensions."
 
 
 # -- exercise: one step of beam search ------------------------------------------------------------
@@ -215,13 +215,13 @@ def check_length_penalty(short_score, long_score, winner) -> str:
         v = number(value, f"the {name} hypothesis's score", "-3.0 / 1.5")
         right = lp / gnmt_penalty(n, LENGTH_ALPHA)
         if close(v, lp):
-            raise Wrong(f"{name}: {v:g} is the plain log-probability; divide by ((5 + |Y|) / 6) ** alpha.")
+            raise Wrong(f"{name}: {v:g} is the plain log-probability; divide by ((5 + m + 1) / 6) ** alpha.")
         if close(v, lp / n):
-            raise Wrong(f"{name}: {v:.4g} divides by the length itself; GNMT divides by ((5 + |Y|) / 6) ** alpha.")
+            raise Wrong(f"{name}: {v:.4g} divides by the length itself; GNMT divides by ((5 + m + 1) / 6) ** alpha.")
         if close(v, lp * gnmt_penalty(n, LENGTH_ALPHA)):
             raise Wrong(f"{name}: {v:.4g} multiplies by the penalty; the score divides the log-probability by it.")
         if not close(v, right):
-            raise Wrong(f"{name}: {v:.4g} is not it: score = log P / ((5 + |Y|) / 6) ** alpha with |Y| = {n}.")
+            raise Wrong(f"{name}: {v:.4g} is not it: score = log P / ((5 + m + 1) / 6) ** alpha with m + 1 = {n} tokens.")
         scores.append(right)
     if winner is Ellipsis or winner is None:
         raise NotImplementedError
