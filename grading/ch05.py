@@ -64,6 +64,41 @@ def masked_softmax_of_large_scores(my_masked_softmax):
         "scores near 1000 must not overflow (subtract the row's maximum, or use torch.softmax)"
 
 
+spec.auto("ch5-ex-general-attention", written=1)
+
+
+@spec.hidden("ch5-ex-general-attention", points=2)
+def general_weights_on_new_inputs(my_general_attention):
+    import torch
+    gen = torch.Generator().manual_seed(120)
+    queries, keys = torch.randn(2, 3, 6, generator=gen), torch.randn(2, 5, 4, generator=gen)
+    W = torch.randn(6, 4, generator=gen)
+    mask = torch.arange(5)[None, :] < torch.tensor([[5], [2]])
+    right = torch.zeros(2, 3, 5)
+    for b in range(2):
+        real = int(mask[b].sum())
+        for i in range(3):
+            scores = torch.stack([queries[b, i] @ (W @ keys[b, j]) for j in range(real)])
+            right[b, i, :real] = torch.softmax(scores, dim=0)
+    context, weights = my_general_attention(queries.clone(), keys.clone(), W.clone(), mask.clone())
+    assert tuple(weights.shape) == (2, 3, 5), f"expected weights of shape (2, 3, 5), got {tuple(weights.shape)}"
+    assert torch.allclose(weights, right, atol=1e-5), "the weights are not a softmax of q^T W k over the real keys"
+    assert bool((weights[1, :, 2:] == 0).all()), "padded keys must get weight exactly 0"
+
+
+@spec.hidden("ch5-ex-general-attention", points=1)
+def general_context_mixes_the_keys(my_general_attention):
+    import torch
+    gen = torch.Generator().manual_seed(121)
+    queries, keys = torch.randn(1, 2, 3, generator=gen), torch.randn(1, 4, 3, generator=gen)
+    W = torch.randn(3, 3, generator=gen)
+    mask = torch.tensor([[True, True, True, False]])
+    context, weights = my_general_attention(queries, keys, W, mask)
+    assert tuple(context.shape) == (1, 2, 3), f"expected a context of shape (1, 2, 3), got {tuple(context.shape)}"
+    want = sum(weights[0, :, j, None] * keys[0, j] for j in range(3))
+    assert torch.allclose(context[0], want, atol=1e-5), "the context must be sum_j a_ij k_j over the real keys"
+
+
 spec.manual("ch5-ex-expectation", points=4)
 
 spec.auto("ch5-ex-aer", written=2)

@@ -6,7 +6,8 @@ from seqbook.alignment import alignment_error_rate
 from seqbook.attention import masked_softmax
 from seqbook.exercises.ch05 import (AER_PREDICTED, AER_SURE, BY_HAND_KEYS, BY_HAND_QUERY, BY_HAND_VALUES,
                                     COST_BATCH, COST_PADDED_SOURCE, COST_PADDED_TARGET, COST_SOURCE_LEN,
-                                    COST_TARGET_LEN, check_aer, check_attention_cost, check_local_window,
+                                    COST_TARGET_LEN, check_aer, check_attention_cost, check_general_attention,
+                                    check_local_window, general_attention_reference,
                                     check_masked_softmax, check_weights_and_context, local_window_reference)
 
 
@@ -80,6 +81,73 @@ def test_masked_softmax():
     _verdict(check_masked_softmax(stub_body_only_dots), False, "placeholder")
     _verdict(check_masked_softmax(stub_raises), False, "placeholder")
     _verdict(check_masked_softmax(3), False, "function")
+
+
+# -- general score and masked weights, batched -------------------------------------------------------
+def test_general_attention():
+    def right(queries, keys, W, mask):
+        scores = queries @ (keys @ W.T).transpose(1, 2)           # q_i . (W k_j), written out
+        scores = scores.masked_fill(~mask[:, None, :], float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ keys, weights
+
+    def no_mask(queries, keys, W, mask):
+        weights = torch.softmax(queries @ (keys @ W.T).transpose(1, 2), dim=-1)
+        return weights @ keys, weights
+
+    def inverted(queries, keys, W, mask):
+        return right(queries, keys, W, ~mask)
+
+    def transposed_W(queries, keys, W, mask):
+        return right(queries, keys, W.T, mask)
+
+    def dot_score(queries, keys, W, mask):
+        return right(queries, keys, torch.eye(W.shape[0], W.shape[1]), mask)
+
+    def scaled(queries, keys, W, mask):
+        return right(queries, keys, W / W.shape[0] ** 0.5, mask)
+
+    def softmax_over_queries(queries, keys, W, mask):
+        weights = torch.softmax(queries @ (keys @ W.T).transpose(1, 2), dim=1)
+        return weights @ keys, weights
+
+    def scores_as_weights(queries, keys, W, mask):
+        scores = queries @ (keys @ W.T).transpose(1, 2)
+        return scores @ keys, scores
+
+    def zeroed_after(queries, keys, W, mask):
+        weights = torch.softmax(queries @ (keys @ W.T).transpose(1, 2), dim=-1) * mask[:, None, :]
+        return weights @ keys, weights
+
+    def projected_values(queries, keys, W, mask):
+        _, weights = right(queries, keys, W, mask)
+        return weights @ (keys @ W.T), weights
+
+    def swapped(queries, keys, W, mask):
+        return tuple(reversed(right(queries, keys, W, mask)))
+
+    gen = torch.Generator().manual_seed(1)
+    q, k, W = torch.randn(2, 3, 4, generator=gen), torch.randn(2, 5, 6, generator=gen), torch.randn(4, 6)
+    mask = torch.tensor([[True] * 5, [True, True, False, False, False]])
+    for got, ref in zip(right(q, k, W, mask), general_attention_reference(q, k, W, mask)):
+        assert torch.allclose(got, ref, atol=1e-5)
+    _verdict(check_general_attention(right), True, "q^T W k")
+    _verdict(check_general_attention(general_attention_reference), True)
+    _verdict(check_general_attention(no_mask), False, "mask is ignored")
+    _verdict(check_general_attention(inverted), False, "wrong way round")
+    _verdict(check_general_attention(transposed_W), False, "W^T")
+    _verdict(check_general_attention(dot_score), False, "dot score")
+    _verdict(check_general_attention(scaled), False, "not scaled")
+    _verdict(check_general_attention(softmax_over_queries), False, "over the queries")
+    _verdict(check_general_attention(scores_as_weights), False, "scores")
+    _verdict(check_general_attention(zeroed_after), False, "sum to 1")
+    _verdict(check_general_attention(projected_values), False, "projected keys")
+    _verdict(check_general_attention(swapped), False, "shape")
+    _verdict(check_general_attention(lambda q, k, W, m: right(q, k, W, m)[1]), False, "two tensors")
+    _verdict(check_general_attention(lambda q, k, W, m: (None, None)), False, "as a tensor")
+    _verdict(check_general_attention(lambda q, k, W, m: ...), False, "placeholder")
+    _verdict(check_general_attention(None), False, "placeholder")
+    _verdict(check_general_attention("f"), False, "function")
 
 
 # -- AER by hand -----------------------------------------------------------------------------------

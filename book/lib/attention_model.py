@@ -10,7 +10,7 @@ weight matrix of one sentence.
 
 The encoder (Bahdanau et al. 2015, section 3.2) runs a GRU each way over the source; the
 annotation of word j is ``h_j = [->h_j; <-h_j]``, and the decoder starts from
-``s_0 = tanh(W_s <-h_1)``. Each direction has d_h / 2 units, so annotations have the decoder's
+``s_0 = tanh(W_init <-h_1 + b_init)``. Each direction has d_h / 2 units, so annotations have the decoder's
 size d_h and all four scores of :mod:`seqbook.attention` (the dot score included) apply.
 
 Two decoders, ``style=``:
@@ -47,7 +47,8 @@ STYLES = ("bahdanau", "luong")
 
 class BidirectionalEncoder(nn.Module):
     """Source ids (batch, src_len) -> annotations (batch, src_len, 2 * hidden_size) and the
-    decoder's initial state (batch, decoder_size) = ``tanh(W_s <-h_1)``.
+    decoder's initial state (batch, decoder_size) = ``tanh(W_init <-h_1 + b_init)``.
+    ``hidden_size`` is one direction's size (the model's d_h / 2).
 
     The batch is packed, so padding never enters either direction: the backward GRU starts at
     each sentence's own last word, and a sentence gets the same annotations alone as in a padded
@@ -58,16 +59,17 @@ class BidirectionalEncoder(nn.Module):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD)
         self.rnn = nn.GRU(embed_size, hidden_size, num_layers, batch_first=True, bidirectional=True)
-        self.bridge = nn.Linear(hidden_size, decoder_size or hidden_size)
+        self.bridge = nn.Linear(hidden_size, decoder_size or hidden_size)  # W_init, b_init
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor):
         packed = pack_padded_sequence(self.embedding(src), src_lengths.cpu(),
                                       batch_first=True, enforce_sorted=False)
-        outputs, h_n = self.rnn(packed)  # h_n: (layers * 2 directions, batch, d_h)
+        outputs, h_n = self.rnn(packed)  # h_n: (layers * 2 directions, batch, d_h / 2)
         outputs, _ = pad_packed_sequence(outputs, batch_first=True,
                                          total_length=src.shape[1])  # [->h_j; <-h_j]
         # top layer, backward direction: its state after reading back to word 1
         first_backward = h_n[-1]
+        # the bridge: s_0 = tanh(W_init <-h_1 + b_init), of the decoder's size d_h
         return outputs, torch.tanh(self.bridge(first_backward))
 
 

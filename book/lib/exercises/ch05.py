@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from ..alignment import alignment_error_rate
-from ..attention import masked_softmax
+from ..attention import GeneralScore, attention, masked_softmax
 from .core import Wrong, checker, close, number, require_function
 
 # -- the data of the exercises (the chapter's exercise text states them) --------------------------
@@ -27,7 +27,8 @@ AER_PREDICTED = ((0, 0), (1, 1), (3, 2), (4, 3), (4, 4), (5, 5))
 COST_SOURCE_LEN, COST_TARGET_LEN = 30, 35         # one sentence pair
 COST_BATCH, COST_PADDED_SOURCE, COST_PADDED_TARGET = 64, 40, 45   # a padded batch
 
-__all__ = ["check_weights_and_context", "check_masked_softmax", "check_aer", "check_attention_cost",
+__all__ = ["check_weights_and_context", "check_masked_softmax", "check_general_attention",
+           "general_attention_reference", "check_aer", "check_attention_cost",
            "check_local_window", "local_window_reference", "by_hand_answer",
            "BY_HAND_QUERY", "BY_HAND_KEYS", "BY_HAND_VALUES", "AER_SOURCE", "AER_TARGET", "AER_SURE",
            "AER_PREDICTED", "COST_SOURCE_LEN", "COST_TARGET_LEN", "COST_BATCH", "COST_PADDED_SOURCE",
@@ -145,6 +146,103 @@ def check_masked_softmax(student_masked_softmax) -> str:
         if not _near(out, right, 1e-5):
             raise Wrong("the weights differ from a softmax over the real keys.")
     return "padded keys get exactly 0 and each row is a softmax over its real keys."
+
+
+# -- exercise: Luong's general score and the masked weights, batched ----------------------------
+def general_attention_reference(queries: torch.Tensor, keys: torch.Tensor, W: torch.Tensor,
+                                mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The library's answer: :class:`seqbook.attention.GeneralScore` with its matrix set to ``W``
+    (d_q, d_k), then :func:`seqbook.attention.attention` with the keys as values. Returns
+    context (batch, queries, d_k) and weights (batch, queries, keys)."""
+    score = GeneralScore(W.shape[0], W.shape[1])
+    with torch.no_grad():
+        score.W.weight.copy_(W)
+        return attention(queries, keys, keys, mask, score)
+
+
+def _general_cases():
+    gen = torch.Generator().manual_seed(7)
+    cases = []
+    for batch, n_queries, n_keys, d_q, d_k, lengths in ((3, 4, 6, 5, 5, (5, 3, 1)),
+                                                         (2, 3, 5, 4, 7, (2, 4))):
+        queries = torch.randn(batch, n_queries, d_q, generator=gen)
+        keys = torch.randn(batch, n_keys, d_k, generator=gen)
+        W = torch.randn(d_q, d_k, generator=gen)
+        mask = torch.arange(n_keys)[None, :] < torch.tensor(lengths)[:, None]   # True at real keys
+        cases.append((queries, keys, W, mask))
+    return cases
+
+
+def _as_tensor_pair(out, shapes: tuple[tuple, tuple]) -> tuple[torch.Tensor, torch.Tensor]:
+    if out is None or out is Ellipsis:      # a stub whose body is only `...`
+        raise NotImplementedError
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        got = f"a {type(out).__name__}" + (f" of {len(out)}" if isinstance(out, (tuple, list)) else "")
+        raise Wrong(f"expected two tensors, (context, weights), got {got}.")
+    names = ("the context", "the weights")
+    for value, shape, name in zip(out, shapes, names):
+        if not isinstance(value, torch.Tensor):
+            raise Wrong(f"expected {name} as a tensor of shape {shape}, got {type(value).__name__}.")
+        if tuple(value.shape) != shape:
+            raise Wrong(f"expected {name} of shape {shape} (batch, queries, "
+                        f"{'d_k' if name == names[0] else 'keys'}), got {tuple(value.shape)}.")
+    return out[0].detach().double(), out[1].detach().double()
+
+
+@checker
+def check_general_attention(student_general_attention) -> str:
+    """``student_general_attention(queries (batch, queries, d_q), keys (batch, keys, d_k),
+    W (d_q, d_k), mask (batch, keys) True at real keys) -> (context (batch, queries, d_k),
+    weights (batch, queries, keys))`` with the general score ``e_ij = q_i^T W k_j``, must equal
+    :func:`general_attention_reference` (the library's :class:`GeneralScore` and
+    :func:`attention`), on random inputs with padded sentences."""
+    require_function(student_general_attention)
+    for queries, keys, W, mask in _general_cases():
+        context, weights = general_attention_reference(queries, keys, W, mask)
+        out = student_general_attention(queries.clone(), keys.clone(), W.clone(), mask.clone())
+        got_c, got_w = _as_tensor_pair(out, (tuple(context.shape), tuple(weights.shape)))
+        q, k, Wd = queries.double(), keys.double(), W.double()
+        scores = q @ (k @ Wd.T).transpose(1, 2)                  # e_ij = q_i . (W k_j)
+        if not bool(torch.isfinite(got_w).all()):
+            raise Wrong("some weights are nan or inf: mask the scores with -inf before the softmax and "
+                        "keep the padded weights at exactly 0 (or use masked_softmax).")
+        if _near(got_w, scores, 1e-4):
+            raise Wrong("the weights are the scores q^T W k themselves; turn them into weights with a "
+                        "softmax over the real keys.")
+        if _near(got_w, torch.softmax(scores, -1), 1e-5):
+            raise Wrong("the mask is ignored: padded keys get weight. Give them a score of -inf before the "
+                        "softmax (the mask is True at real keys).")
+        if _near(got_w, torch.softmax(scores, 1), 1e-5):
+            raise Wrong("the softmax runs over the queries (dim 1); each query's weights must sum to 1 over "
+                        "the keys (the last dimension).")
+        inverted = ~mask
+        if bool(inverted.any(-1).all()) and _near(got_w, masked_softmax(scores, inverted), 1e-5):
+            raise Wrong("the mask is the wrong way round: True marks a *real* key, the one to keep.")
+        if W.shape[0] == W.shape[1]:
+            if _near(got_w, masked_softmax(q @ (k @ Wd).transpose(1, 2), mask), 1e-5):
+                raise Wrong("that is q^T W^T k: W maps a key to the query's space, so compute W k "
+                            "(keys @ W.T) and take its dot product with q.")
+            if _near(got_w, masked_softmax(q @ k.transpose(1, 2), mask), 1e-5):
+                raise Wrong("that is the dot score q^T k: the general score puts W between them, q^T W k.")
+            if _near(got_w, masked_softmax(scores / W.shape[0] ** 0.5, mask), 1e-5):
+                raise Wrong("Luong's general score is not scaled: drop the division by sqrt(d) (the "
+                            "Transformer of chapter 6 scales; this score does not).")
+        padded = ~mask[:, None, :].expand_as(got_w)
+        if bool((got_w[padded] != 0).any()):
+            raise Wrong(f"padded keys get weight up to {float(got_w[padded].abs().max()):.3g}; they must get "
+                        "exactly 0.")
+        if not _near(got_w.sum(-1), torch.ones(got_w.shape[:-1], dtype=torch.float64), 1e-4):
+            raise Wrong("a query's weights do not sum to 1: mask the scores before the softmax, not the "
+                        "weights after it, so that it normalises over the real keys only.")
+        if not _near(got_w, weights.double(), 1e-5):
+            raise Wrong("the weights differ from a softmax of q^T W k over the real keys.")
+        if W.shape[0] == W.shape[1] and _near(got_c, got_w @ (k @ Wd.T), 1e-4):
+            raise Wrong("the weights are right, but the context mixes the projected keys W k; the values "
+                        "are the keys themselves, c_i = sum_j a_ij k_j.")
+        if not _near(got_c, context.double(), 1e-4):
+            raise Wrong("the weights are right, but the context is not sum_j a_ij k_j (weights @ keys).")
+    return ("the weights are a softmax of q^T W k over the real keys (exactly 0 at padding) and the "
+            "context is weights @ keys, as the library's GeneralScore and attention compute them.")
 
 
 # -- exercise: AER by hand ---------------------------------------------------------------------
