@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from seqbook.exercises.ch02 import (DECAY, SHARING, check_bptt, check_clip_by_global_norm, check_decay_steps,
+from seqbook.exercises.ch02 import (DECAY, DECAY_UNROLL, SHARING, check_bptt, check_clip_by_global_norm,
+                                    check_decay_measurement, check_decay_steps,
                                     check_parameter_counts, check_step_jacobian, check_vanishing_gradient)
 
 
@@ -156,6 +157,40 @@ def test_decay_steps():
     _fails_with(check_decay_steps("sixty"), "as a Python number")
     assert check_decay_steps(str(k))  # text that reads as a number is taken as one
     _fails_with(check_decay_steps(None), "placeholder")
+
+
+def _decay_curve(scale=DECAY["scale"], zero_input=True, steps=DECAY_UNROLL):
+    from seqbook.gradients import orthogonal_, state_jacobian_norms
+    from seqbook.rnn import RNNScratch
+    rnn = RNNScratch(1, 32, seed=0)
+    with torch.no_grad():
+        if zero_input:
+            rnn.W_xh.zero_()
+            rnn.b_h.zero_()
+    orthogonal_(rnn.W_hh, scale, seed=0)
+    X = torch.zeros(1, steps, 1) if zero_input else torch.randn(1, steps, 1, generator=torch.Generator().manual_seed(0))
+    return state_jacobian_norms(rnn.unroll(X))
+
+
+def test_decay_measurement():
+    k = math.ceil(math.log(DECAY["fraction"]) / math.log(DECAY["scale"]))
+    curve = _decay_curve().flip(0)
+    verdict = check_decay_measurement(curve)
+    assert verdict and f"k = {k}" in verdict.message
+    assert check_decay_measurement(curve.tolist())           # a list of floats is a curve too
+    _fails_with(check_decay_measurement(k), "not a single number")
+    _fails_with(check_decay_measurement(torch.tensor(float(k))), "not a single number")
+    _fails_with(check_decay_measurement(_decay_curve()), "wrong way")
+    _fails_with(check_decay_measurement(curve[:40]), f"expected {DECAY_UNROLL} norms")
+    _fails_with(check_decay_measurement(curve[None]), "1-d")
+    _fails_with(check_decay_measurement(_decay_curve(scale=0.9).flip(0)), "not 0.8")
+    _fails_with(check_decay_measurement(None), "placeholder")
+    # a state away from 0 (random input, biases kept): tanh' < 1 bends the curve
+    bent = _decay_curve(zero_input=False).flip(0)
+    assert not check_decay_measurement(bent)
+    # the typed answer alone cannot pass: a fake curve that merely crosses 1e-6 at k fails
+    fake = torch.ones(DECAY_UNROLL); fake[k:] = 1e-7
+    assert not check_decay_measurement(fake)
 
 
 # -- backpropagation through time by hand ----------------------------------------------------------

@@ -20,9 +20,10 @@ SHARING = dict(input_size=67, hidden_size=128, steps=64)  # one-hot characters, 
 DECAY = dict(scale=0.8, fraction=1e-6)                 # orthogonal W_hh scaled by 0.8; when below 1e-6?
 
 __all__ = ["check_vanishing_gradient", "check_parameter_counts", "check_step_jacobian",
-           "check_clip_by_global_norm", "check_decay_steps", "check_bptt", "check_sampler",
+           "check_clip_by_global_norm", "check_decay_steps", "check_decay_measurement",
+           "check_bptt", "check_sampler",
            "SAMPLING_PREFIX", "DIAGONAL", "BPTT_STEPS",
-           "FLOAT32_STEPS", "SHARING", "DECAY", "BPTT_CASES"]
+           "FLOAT32_STEPS", "SHARING", "DECAY", "DECAY_UNROLL", "BPTT_CASES"]
 
 
 # -- exercise: the classic 0.5^100, and what float32 does with 0.5^150 -----------------------
@@ -216,6 +217,52 @@ def check_decay_steps(answer) -> str:
         (math.log10(f) / math.log(s), "that mixes logarithm bases: use ln on both sides (or log10 on both)."),
         (f / (1 - s), "the norm shrinks by a factor 0.8 per step, geometrically, not by a fixed amount."),
     ], rel=1e-6, abs_=0.0, otherwise="Solve 0.8^k < 1e-6 for k with logarithms, then take the first whole k.")
+
+
+DECAY_UNROLL = 80   # the exercise unrolls over 80 steps of zero input
+
+
+@checker
+def check_decay_measurement(norms) -> str:
+    """``norms``: the measured curve ``||dh_T/dh_t||`` ordered by distance ``k = T - t``
+    (``state_jacobian_norms(states).flip(0)``), for :data:`DECAY` over ``DECAY_UNROLL`` steps. In
+    the linear regime it must be ``scale**k`` at every k; the verdict reports the first k below
+    ``fraction``."""
+    s, f, steps = DECAY["scale"], DECAY["fraction"], DECAY_UNROLL
+    if norms is None or norms is Ellipsis:
+        raise NotImplementedError
+    if isinstance(norms, (int, float)) or (hasattr(norms, "numel") and norms.numel() == 1):
+        raise Wrong("expected the measured curve of norms (a 1-d tensor, one norm per distance k), "
+                    "not a single number: pass state_jacobian_norms(states).flip(0).")
+    try:
+        curve = torch.as_tensor(norms, dtype=torch.float64).detach().cpu()
+    except (TypeError, ValueError, RuntimeError):
+        raise Wrong(f"expected a 1-d tensor of norms, got {type(norms).__name__}.") from None
+    if curve.dim() != 1:
+        raise Wrong(f"expected a 1-d tensor of norms (one per distance k), got shape {tuple(curve.shape)}: "
+                    "state_jacobian_norms averages over the batch by default (reduce='mean').")
+    if curve.numel() != steps:
+        raise Wrong(f"expected {steps} norms, one per state of an unroll over {steps} steps, "
+                    f"got {curve.numel()}.")
+    if not bool(torch.isfinite(curve).all()) or not bool((curve > 0).all()):
+        raise Wrong("every norm should be positive and finite; check the unroll.")
+    expected = s ** torch.arange(steps, dtype=torch.float64)
+    if torch.allclose(curve.flip(0), expected, rtol=1e-3, atol=0.0):
+        raise Wrong("the curve runs the wrong way: index t of state_jacobian_norms is the state h_t, "
+                    "so .flip(0) orders it by distance T - t.")
+    if not close(float(curve[0]), 1.0, rel=1e-3, abs_=0.0):
+        raise Wrong(f"at distance 0 the norm should be 1 (d h_T / d h_T is the identity), got "
+                    f"{float(curve[0]):.4g}.")
+    rate = float(curve[1] / curve[0])
+    if not torch.allclose(curve, expected, rtol=1e-3, atol=0.0):
+        if close(rate, s, rel=1e-3, abs_=0.0):
+            raise Wrong(f"the first step shrinks by {s}, but later steps do not: is the state staying at 0 "
+                        "(W_xh and b_h zeroed, zero input)? Away from 0, tanh' < 1 bends the curve.")
+        raise Wrong(f"one step back the norm is {rate:.4g}, not {s}: make W_hh with "
+                    f"orthogonal_(rnn.W_hh, {s}, seed=0), and zero W_xh and b_h.")
+    first = int((curve < f * curve[0]).nonzero()[0, 0])
+    return (f"the measured curve is {s}^k at every k, and it first falls below {f:g} at k = {first}, "
+            "as the hand calculation says.")
 
 
 # -- exercise: backpropagation through time by hand ---------------------------------------------
