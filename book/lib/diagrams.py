@@ -555,7 +555,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
     and a new one leaves it, ``h_t = o_t ⊙ tanh(c_t)``, tapped off the new cell."""
     if not isinstance(steps, int) or isinstance(steps, bool) or not 2 <= steps <= 5:
         raise ValueError(f"expected between 2 and 5 steps, got {steps!r}")
-    pitch, inner = 4.0, 3.2                      # one step's share of the width, its box
+    pitch, inner = 4.6, 3.4                      # one step's share of the width, its box
     width = pitch * steps + 1.3
     cv = _Canvas(width, 5.7, f"the LSTM unrolled over {steps} steps: its two state paths")
     top, gates, product, bus = 3.75, 2.35, 2.35, 0.95
@@ -588,7 +588,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
         cv.node(out, product, "⊙")
         cv.arrow([(out, 3.1 - 0.38), (out, product + 0.27)])
         cv.box(out, 1.6, "σ", _GATE_COLOUR, width=0.6, height=0.5)
-        cv.label(out + 0.33, 1.6, rf"$o_{{{name}}}$", fontsize=10, va="center")
+        cv.label(out + 0.35, 1.45, rf"$o_{{{name}}}$", fontsize=10, va="center")
         cv.arrow([(out, 1.6 + 0.25), (out, product - 0.27)])
         # the hidden state that came in feeds the three gates (with x), then ends here
         cv.arrow([(hidden_from, bus), (out, bus)], _CH3_HIDDEN_COLOUR, lw=1.8, head=False)
@@ -607,9 +607,9 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
         cell_from = plus + 0.27
         if not last:
             cv.label(turn, top + 0.2, rf"$c_{{{name}}}$", ha="center", fontsize=11)
-            cv.label(turn, product + 0.12, rf"$h_{{{name}}}$", ha="center", va="bottom",
-                     fontsize=11,
-                     color=_CH3_HIDDEN_COLOUR)
+            # beside the drop to the next step's bus, clear of the boxes
+            cv.label(turn + 0.1, (product + bus) / 2, rf"$h_{{{name}}}$", ha="left",
+                     va="center", fontsize=11, color=_CH3_HIDDEN_COLOUR)
     cv.arrow([(cell_from, top), (width - 0.1, top)], _HIGHWAY_COLOUR, lw=2.4)
     cv.label(width - 0.45, top + 0.2, rf"$c_{{{names[-1]}}}$", ha="center", fontsize=11)
     cv.label(width - 0.45, product + 0.2, rf"$h_{{{names[-1]}}}$", ha="center", fontsize=11,
@@ -618,7 +618,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
              fontsize=9, ha="left", color=_HIGHWAY_COLOUR)
     cv.label(0.05, 4.92, "blue: the hidden state h, computed anew in every step from the new cell",
              fontsize=9, ha="left", color=_CH3_HIDDEN_COLOUR)
-    scale = 7.0 / (pitch * 3 + 1.3)               # three steps fill the page's width
+    scale = 8.8 / (pitch * 3 + 1.3)               # three steps fill the page's width
     cv.fig.set_size_inches(scale * width, scale * 5.7)
     return cv.fig
 
