@@ -511,9 +511,9 @@ def seq2seq_diagram() -> Figure:
     next input, a prefix the decoder never read in training."""
     fig, axes = plt.subplots(2, 1, figsize=(10.5, 6.6))
     source = [".", "eats", "cat", "the"]           # "the cat eats ." read backwards
-    width, height = 12.5, 4.4
-    top = _Ch4Panel(axes[0], width, height, "training (teacher forcing): the decoder reads the "
-                    "reference, tgt_in, and is scored on the next word, tgt_out")
+    width, height = 13.3, 4.4                      # a right margin beyond the last step
+    top = _Ch4Panel(axes[0], width, height, "training (teacher forcing): the decoder reads "
+                    "tgt_in and is scored on the next word, tgt_out")
     _ch4_encoder_decoder(top, source, ["<bos>", "le", "chat", "mange", "."],
                          ["le", "chat", "mange", ".", "<eos>"], fed_back=False)
     bottom = _Ch4Panel(axes[1], width, height, "inference (greedy): each output is fed back as "
@@ -523,9 +523,9 @@ def seq2seq_diagram() -> Figure:
     for panel in (top, bottom):
         panel.label(0.5, 0.0, "encoder: the source, reversed", fontsize=8.5, color="0.35")
         panel.label(6.3, 0.0, "decoder", fontsize=8.5, color="0.35")
-    top.label(width - 0.05, 0.0, "loss: the mean of the −log p", fontsize=8.5, ha="right",
+    top.label(width - 0.6, 0.0, "loss: the mean of the −log p", fontsize=8.5, ha="right",
               color="0.35")
-    bottom.label(width - 0.05, 0.0, "orange: a wrong word, read by the next step",
+    bottom.label(width - 0.6, 0.0, "orange: a wrong word, read by the next step",
                  fontsize=8.5, ha="right", color=_CH4_MISTAKE_COLOUR)
     fig.tight_layout()
     return fig
@@ -684,7 +684,7 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
         colour, x, y = colours[kind], rank, -level
         if len(p) > 1:
             parent_level, parent_rank = place[p[:-1]]
-            ax.plot([parent_rank, x], [-parent_level - 0.38, y + 0.2], color=colour,
+            ax.plot([parent_rank, x], [-parent_level - 0.44, y + 0.2], color=colour,
                     lw=2.0 if kind == "best" else 0.9, ls="--" if kind == "dropped" else "-",
                     zorder=1)
         frame = dict(boxstyle="round,pad=0.15", fc="white",
@@ -693,8 +693,10 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
                 fontsize=9, color=colour, zorder=2, bbox=frame,
                 fontweight="bold" if kind == "best" else "normal")
         if len(p) > 1:
-            ax.text(x, y - 0.27, f"{log_prob(p):.1f}".replace("-0.0", "0.0"), ha="center",
-                    va="center", fontsize=8, color=colour, zorder=2)
+            # two decimals and a true minus sign, on white so that no link runs through them
+            ax.text(x, y - 0.27, f"{log_prob(p):.2f}".replace("-", "\u2212"), ha="center",
+                    va="center", fontsize=8, color=colour, zorder=2,
+                    bbox=dict(boxstyle="square,pad=0.05", fc="white", ec="none"))
     for level in range(1, levels):
         ax.text(-0.55, -level + 0.05, f"{level}", ha="right", va="center", fontsize=8,
                 color="0.4")
