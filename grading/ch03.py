@@ -25,7 +25,25 @@ def gru_parameters(gru_params):
         f"{gru_params!r} is not the number of parameters of nn.GRU(3, 5)"
 
 
-spec.manual("ch3-ex-cell-jacobian", points=4)
+spec.auto("ch3-ex-cell-jacobian", written=3,
+          note="the written part: the LSTM's three extra terms (b) and the RNN comparison (c)")
+
+
+@spec.hidden("ch3-ex-cell-jacobian", points=2)
+def gru_jacobian_on_a_new_step(gru_jacobian):
+    import torch
+    from seqbook.gated import GRUScratch
+    gen = torch.Generator().manual_seed(62)
+    gru = GRUScratch(5, 3)
+    with torch.no_grad():
+        for p in gru.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen))
+    x, h = torch.randn(5, generator=gen), torch.randn(3, generator=gen)
+    right = torch.autograd.functional.jacobian(lambda prev: gru.step(x[None], prev[None])[0][0], h)
+    with torch.no_grad():
+        J = gru_jacobian(gru, x, h)
+    assert isinstance(J, torch.Tensor) and tuple(J.shape) == (3, 3), "expected a (3, 3) tensor"
+    assert torch.allclose(J, right, atol=1e-4), "not dh_t/dh_{t-1} of this GRU step"
 
 spec.auto("ch3-ex-forget-memory", written=2)
 

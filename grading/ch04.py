@@ -37,6 +37,30 @@ def bleu_score(bleu):
     assert abs(float(bleu) - right) < 0.05, f"BLEU (0..100) is not {bleu!r}"
 
 
+spec.auto("ch4-ex-bleu-code")
+
+
+@spec.hidden("ch4-ex-bleu-code", points=2)
+def corpus_bleu_on_a_new_corpus(my_corpus_bleu):
+    import math
+    from collections import Counter
+    hyps = [s.split() for s in ("the the cat sat on a mat .", "a dog runs .", "birds fly high")]
+    refs = [s.split() for s in ("the cat sat on the mat .", "a big dog runs fast .", "birds fly high")]
+
+    def grams(tokens, n):
+        return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+    logs = []
+    for n in range(1, 5):
+        matched = sum(sum(min(c, grams(r, n)[g]) for g, c in grams(h, n).items())
+                      for h, r in zip(hyps, refs))
+        total = sum(sum(grams(h, n).values()) for h in hyps)
+        logs.append(math.log(matched / total))
+    c, r = sum(map(len, hyps)), sum(map(len, refs))
+    right = 100 * min(1.0, math.exp(1 - r / c)) * math.exp(sum(logs) / 4)
+    got = float(my_corpus_bleu([list(h) for h in hyps], [list(x) for x in refs]))
+    assert abs(got - right) < 1e-3 * max(1.0, right), f"corpus BLEU is {right:.3f}, not {got:.3f}"
+
+
 spec.auto("ch4-ex-search-sizes", written=1)
 
 

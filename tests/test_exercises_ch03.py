@@ -194,3 +194,44 @@ def test_peephole_step_right_and_wrong():
 
     _verdict(check_peephole_step(stub), False, "placeholder")
     _verdict(check_peephole_step("peephole"), False, "expected a function")
+
+
+# -- the GRU's Jacobian ----------------------------------------------------------------------------
+def _gru_terms(gru, x, h):
+    from seqbook.exercises.ch03 import gru_jacobian_terms
+    return gru_jacobian_terms(gru, x, h)
+
+
+def right_gru_jacobian(gru, x, h):
+    return sum(_gru_terms(gru, x, h).values())
+
+
+def test_gru_jacobian_right_and_wrong():
+    from seqbook.exercises.ch03 import check_gru_jacobian
+
+    _verdict(check_gru_jacobian(right_gru_jacobian), True, "matches autograd")
+    _verdict(check_gru_jacobian(lambda g, x, h: right_gru_jacobian(g, x, h).T), False, "transpose")
+    _verdict(check_gru_jacobian(lambda g, x, h: _gru_terms(g, x, h)["direct"]), False,
+             "only the direct term")
+    for name, words in (("z", "update gate"), ("n", "W_hn"), ("r", "reset gate")):
+        def missing(g, x, h, name=name):
+            return right_gru_jacobian(g, x, h) - _gru_terms(g, x, h)[name]
+        _verdict(check_gru_jacobian(missing), False, "missing", words)
+
+    def wrong_sign(g, x, h):
+        t = _gru_terms(g, x, h)
+        return t["direct"] - t["z"] + t["n"] + t["r"]
+    _verdict(check_gru_jacobian(wrong_sign), False, "wrong sign")
+    _verdict(check_gru_jacobian(lambda g, x, h: torch.zeros(4, 4)), False, "not the Jacobian")
+    _verdict(check_gru_jacobian(lambda g, x, h: torch.zeros(3, 4)), False, "shape (4, 4)")
+    _verdict(check_gru_jacobian(lambda g, x, h: [[0.0] * 4] * 4), False, "torch.Tensor")
+    _verdict(check_gru_jacobian(None), False, "placeholder")
+    _verdict(check_gru_jacobian(42), False, "expected a function")
+
+
+def test_gru_jacobian_terms_sum_to_autograd():
+    from seqbook.exercises.ch03 import _jacobian_case
+    gru, x, h = _jacobian_case(5)
+    auto = torch.autograd.functional.jacobian(lambda p: gru.step(x[None], p[None])[0][0], h)
+    assert torch.allclose(right_gru_jacobian(gru, x, h), auto, atol=1e-5)
+    assert not torch.allclose(_gru_terms(gru, x, h)["r"], torch.zeros(4, 4), atol=1e-3)

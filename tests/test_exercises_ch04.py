@@ -305,3 +305,27 @@ def test_teacher_forced_loss_names_the_usual_mistakes():
     _verdict(check_teacher_forced_loss(detached), False, "no gradient")
     _verdict(check_teacher_forced_loss(lambda m, b: torch.tensor(3.0, requires_grad=True) * 1), False,
              "step")
+
+
+# -- corpus BLEU in code ---------------------------------------------------------------------------
+def test_corpus_bleu_right_and_typical_mistakes():
+    from seqbook.bleu import corpus_bleu
+    from seqbook.exercises.ch04 import _bleu_variant, check_corpus_bleu
+
+    def with_(**options):
+        return lambda hyps, refs: _bleu_variant(hyps, refs, **options)
+
+    assert bool(check_corpus_bleu(lambda h, r: corpus_bleu(h, r).score))
+    assert bool(check_corpus_bleu(with_()))                      # the variant's defaults are BLEU
+    for options, words in ((dict(scale=1.0), "100"), (dict(clip=False), "clipped"),
+                           (dict(macro=True), "mean of the sentence scores"),
+                           (dict(bp="none"), "brevity penalty is missing"),
+                           (dict(bp="always"), "only when the outputs are shorter"),
+                           (dict(mean="arithmetic"), "geometric mean")):
+        v = check_corpus_bleu(with_(**options))
+        assert not v and words in v.message, (options, v.message)
+    v = check_corpus_bleu(lambda h, r: 12.0)
+    assert not v and "is not its corpus BLEU" in v.message
+    v = check_corpus_bleu(lambda h, r: "high")
+    assert not v and "test corpus 1" in v.message
+    assert not check_corpus_bleu(None) and "placeholder" in check_corpus_bleu(None).message

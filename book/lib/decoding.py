@@ -107,6 +107,7 @@ def beam_search(next_log_probs: NextLogProbs, bos: int, eos: int, beam_size: int
     finished: list[Hypothesis] = []
     for step in range(1, max_len + 1):
         prefixes = [[bos] + h.tokens for h in live]
+        # the model's next-token log-probabilities after each prefix, checked for shape
         log_probs = _scores(next_log_probs, prefixes, eos).double()  # (live, vocab)
         so_far = torch.tensor([h.log_prob for h in live], dtype=torch.float64)
         totals = so_far[:, None] + log_probs  # (live, vocab)

@@ -511,9 +511,9 @@ def seq2seq_diagram() -> Figure:
     next input, a prefix the decoder never read in training."""
     fig, axes = plt.subplots(2, 1, figsize=(10.5, 6.6))
     source = [".", "eats", "cat", "the"]           # "the cat eats ." read backwards
-    width, height = 12.5, 4.4
-    top = _Ch4Panel(axes[0], width, height, "training (teacher forcing): the decoder reads the "
-                    "reference, tgt_in, and is scored on the next word, tgt_out")
+    width, height = 13.3, 4.4                      # a right margin beyond the last step
+    top = _Ch4Panel(axes[0], width, height, "training (teacher forcing): the decoder reads "
+                    "tgt_in and is scored on the next word, tgt_out")
     _ch4_encoder_decoder(top, source, ["<bos>", "le", "chat", "mange", "."],
                          ["le", "chat", "mange", ".", "<eos>"], fed_back=False)
     bottom = _Ch4Panel(axes[1], width, height, "inference (greedy): each output is fed back as "
@@ -523,9 +523,9 @@ def seq2seq_diagram() -> Figure:
     for panel in (top, bottom):
         panel.label(0.5, 0.0, "encoder: the source, reversed", fontsize=8.5, color="0.35")
         panel.label(6.3, 0.0, "decoder", fontsize=8.5, color="0.35")
-    top.label(width - 0.05, 0.0, "loss: the mean of the −log p", fontsize=8.5, ha="right",
+    top.label(width - 0.6, 0.0, "loss: the mean of the −log p", fontsize=8.5, ha="right",
               color="0.35")
-    bottom.label(width - 0.05, 0.0, "orange: a wrong word, read by the next step",
+    bottom.label(width - 0.6, 0.0, "orange: a wrong word, read by the next step",
                  fontsize=8.5, ha="right", color=_CH4_MISTAKE_COLOUR)
     fig.tight_layout()
     return fig
@@ -555,7 +555,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
     and a new one leaves it, ``h_t = o_t ⊙ tanh(c_t)``, tapped off the new cell."""
     if not isinstance(steps, int) or isinstance(steps, bool) or not 2 <= steps <= 5:
         raise ValueError(f"expected between 2 and 5 steps, got {steps!r}")
-    pitch, inner = 4.0, 3.2                      # one step's share of the width, its box
+    pitch, inner = 4.6, 3.4                      # one step's share of the width, its box
     width = pitch * steps + 1.3
     cv = _Canvas(width, 5.7, f"the LSTM unrolled over {steps} steps: its two state paths")
     top, gates, product, bus = 3.75, 2.35, 2.35, 0.95
@@ -588,7 +588,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
         cv.node(out, product, "⊙")
         cv.arrow([(out, 3.1 - 0.38), (out, product + 0.27)])
         cv.box(out, 1.6, "σ", _GATE_COLOUR, width=0.6, height=0.5)
-        cv.label(out + 0.33, 1.6, rf"$o_{{{name}}}$", fontsize=10, va="center")
+        cv.label(out + 0.35, 1.45, rf"$o_{{{name}}}$", fontsize=10, va="center")
         cv.arrow([(out, 1.6 + 0.25), (out, product - 0.27)])
         # the hidden state that came in feeds the three gates (with x), then ends here
         cv.arrow([(hidden_from, bus), (out, bus)], _CH3_HIDDEN_COLOUR, lw=1.8, head=False)
@@ -607,9 +607,9 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
         cell_from = plus + 0.27
         if not last:
             cv.label(turn, top + 0.2, rf"$c_{{{name}}}$", ha="center", fontsize=11)
-            cv.label(turn, product + 0.12, rf"$h_{{{name}}}$", ha="center", va="bottom",
-                     fontsize=11,
-                     color=_CH3_HIDDEN_COLOUR)
+            # beside the drop to the next step's bus, clear of the boxes
+            cv.label(turn + 0.1, (product + bus) / 2, rf"$h_{{{name}}}$", ha="left",
+                     va="center", fontsize=11, color=_CH3_HIDDEN_COLOUR)
     cv.arrow([(cell_from, top), (width - 0.1, top)], _HIGHWAY_COLOUR, lw=2.4)
     cv.label(width - 0.45, top + 0.2, rf"$c_{{{names[-1]}}}$", ha="center", fontsize=11)
     cv.label(width - 0.45, product + 0.2, rf"$h_{{{names[-1]}}}$", ha="center", fontsize=11,
@@ -618,7 +618,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
              fontsize=9, ha="left", color=_HIGHWAY_COLOUR)
     cv.label(0.05, 4.92, "blue: the hidden state h, computed anew in every step from the new cell",
              fontsize=9, ha="left", color=_CH3_HIDDEN_COLOUR)
-    scale = 7.0 / (pitch * 3 + 1.3)               # three steps fill the page's width
+    scale = 8.8 / (pitch * 3 + 1.3)               # three steps fill the page's width
     cv.fig.set_size_inches(scale * width, scale * 5.7)
     return cv.fig
 
@@ -684,7 +684,7 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
         colour, x, y = colours[kind], rank, -level
         if len(p) > 1:
             parent_level, parent_rank = place[p[:-1]]
-            ax.plot([parent_rank, x], [-parent_level - 0.38, y + 0.2], color=colour,
+            ax.plot([parent_rank, x], [-parent_level - 0.44, y + 0.2], color=colour,
                     lw=2.0 if kind == "best" else 0.9, ls="--" if kind == "dropped" else "-",
                     zorder=1)
         frame = dict(boxstyle="round,pad=0.15", fc="white",
@@ -693,8 +693,10 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
                 fontsize=9, color=colour, zorder=2, bbox=frame,
                 fontweight="bold" if kind == "best" else "normal")
         if len(p) > 1:
-            ax.text(x, y - 0.27, f"{log_prob(p):.1f}".replace("-0.0", "0.0"), ha="center",
-                    va="center", fontsize=8, color=colour, zorder=2)
+            # two decimals and a true minus sign, on white so that no link runs through them
+            ax.text(x, y - 0.27, f"{log_prob(p):.2f}".replace("-", "\u2212"), ha="center",
+                    va="center", fontsize=8, color=colour, zorder=2,
+                    bbox=dict(boxstyle="square,pad=0.05", fc="white", ec="none"))
     for level in range(1, levels):
         ax.text(-0.55, -level + 0.05, f"{level}", ha="right", va="center", fontsize=8,
                 color="0.4")

@@ -20,7 +20,8 @@ COUNT_SIZES = dict(input_size=3, hidden_size=5)   # count the parameters of PyTo
 MEMORY_BIASES = (0.0, 1.0, 3.0)                   # forget-gate biases; memory falls below 1% when?
 MEMORY_FRACTION = 0.01
 
-__all__ = ["check_parameter_counts", "check_memory_steps", "check_coupled_step", "check_bidirectional",
+__all__ = ["check_parameter_counts", "check_memory_steps", "check_gru_jacobian", "check_coupled_step",
+           "check_bidirectional",
            "check_peephole_step", "peephole_reference", "COUNT_SIZES", "MEMORY_BIASES", "MEMORY_FRACTION"]
 
 
@@ -106,6 +107,69 @@ def check_memory_steps(k_bias0, k_bias1, k_bias3) -> str:
             f"a bias of 3 makes it {k3 / k0:.0f} times longer: sigma(3) = {f3:.4f}, and "
             f"{f3:.4f}^{k3 - 1} = {f3 ** (k3 - 1):.2%} is still above 1%, {f3:.4f}^{k3} = "
             f"{f3 ** k3:.2%} below it.")
+
+
+# -- exercise: the GRU's Jacobian, derived by hand ------------------------------------------------
+def gru_jacobian_terms(gru: GRUScratch, x: torch.Tensor, h: torch.Tensor) -> dict:
+    """The four terms of ``∂h_t/∂h_{t-1}`` (rows: entries of ``h_t``) of one GRU step, for one
+    sequence: ``x (input,)``, ``h (hidden,)``. Keys ``direct``, ``z``, ``n``, ``r``."""
+    with torch.no_grad():
+        xr, xz, xn = (x @ gru.weight_ih.T + gru.bias_ih).chunk(3)
+        hr, hz, hn = (h @ gru.weight_hh.T + gru.bias_hh).chunk(3)
+        r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+        n = torch.tanh(xn + r * hn)
+        W_hr, W_hz, W_hn = (gru.block(gru.weight_hh, k) for k in "rzn")
+        d_n = (1 - z) * (1 - n ** 2)                        # (1 - z) tanh'(a_n)
+        return {"direct": torch.diag(z),
+                "z": torch.diag((h - n) * z * (1 - z)) @ W_hz,
+                "n": torch.diag(d_n * r) @ W_hn,
+                "r": torch.diag(d_n * hn * r * (1 - r)) @ W_hr}
+
+
+def _jacobian_case(seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    gru = GRUScratch(3, 4, seed=seed)
+    with torch.no_grad():
+        for p in gru.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen))
+    return gru, torch.randn(3, generator=gen), torch.randn(4, generator=gen)
+
+
+@checker
+def check_gru_jacobian(gru_jacobian) -> str:
+    """``gru_jacobian(gru, x, h) -> (hidden, hidden)``: ``∂h_t/∂h_{t-1}`` of one step of the
+    :class:`~seqbook.gated.GRUScratch` ``gru`` at input ``x (input,)`` and previous state
+    ``h (hidden,)``, computed from the derived formula; compared with autograd."""
+    require_function(gru_jacobian)
+    for seed in (0, 1):
+        gru, x, h = _jacobian_case(seed)
+        with torch.no_grad():
+            out = gru_jacobian(gru, x.clone(), h.clone())
+        J = _tensor(out, (4, 4), "the Jacobian (one row per entry of h_t, one column per entry "
+                                 "of h_{t-1})")
+        right = torch.autograd.functional.jacobian(
+            lambda prev: gru.step(x[None], prev[None])[0][0], h).detach()
+        if _same(J, right):
+            continue
+        terms = gru_jacobian_terms(gru, x, h)
+        if _same(J, right.T):
+            raise Wrong("that is the transpose: row j must hold the derivatives of h_t[j], "
+                        "column k those with respect to h_{t-1}[k].")
+        if _same(J, terms["direct"]):
+            raise Wrong("that is only the direct term diag(z_t): z_t, n_t and r_t depend on "
+                        "h_{t-1} too, and each adds a term.")
+        for name, what in (("z", "through the update gate z_t"), ("n", "through W_hn inside "
+                           "the candidate"), ("r", "through the reset gate r_t inside the "
+                           "candidate")):
+            if _same(J, right - terms[name]):
+                raise Wrong(f"close: the term {what} is missing.")
+        if _same(J, right - 2 * terms["z"]):
+            raise Wrong("the update gate's term has the wrong sign: z_t multiplies h_{t-1} - n_t "
+                        "(it keeps h_{t-1} and takes the share z_t away from n_t).")
+        raise Wrong("not the Jacobian autograd finds. Differentiate each product of "
+                    "h_t = (1 - z_t) * n_t + z_t * h_{t-1}: the direct path, z_t, n_t through "
+                    "W_hn, and r_t inside n_t.")
+    return ("your Jacobian matches autograd's on two random GRU steps, all four terms included.")
 
 
 # -- exercise: the coupled input-forget gate (CIFG) -------------------------------------------

@@ -83,6 +83,83 @@ def check_bleu_by_hand(precisions, bp, bleu) -> str:
             f"BLEU = {right_bleu:.2f}.")
 
 
+# -- exercise: corpus BLEU in code ----------------------------------------------------------------
+__all__ += ["check_corpus_bleu", "BLEU_CORPORA"]
+
+# two small test corpora (hypotheses, references): in the first the outputs are shorter than the
+# references in total, in the second longer; repeated words make clipping matter in both
+BLEU_CORPORA = [
+    (["le le le chat voit la souris .", "la femme mange une pomme .", "un chien noir dort ."],
+     ["le chat noir voit la souris .", "la femme mange une pomme rouge .",
+      "un petit chien noir dort ."]),
+    (["les enfants voient les les grandes maisons blanches .", "il ne mange pas pas la soupe ."],
+     ["les enfants voient les grandes maisons .", "il ne mange pas la soupe ."]),
+]
+
+
+def _bleu_variant(hyps, refs, clip=True, bp="short", macro=False, mean="geometric",
+                  scale=100.0, max_n=4) -> float:
+    """BLEU with one of the usual mistakes switched on (the defaults give corpus BLEU)."""
+    if macro:
+        return sum(_bleu_variant([h], [r], clip, bp, False, mean, scale, max_n)
+                   for h, r in zip(hyps, refs)) / len(hyps)
+    precisions = []
+    for n in range(1, max_n + 1):
+        matched = total = 0
+        for h, r in zip(hyps, refs):
+            if clip:
+                m, t = clipped_matches(h, [r], n)
+            else:
+                ref_grams = {tuple(r[i:i + n]) for i in range(len(r) - n + 1)}
+                grams = [tuple(h[i:i + n]) for i in range(len(h) - n + 1)]
+                m, t = sum(g in ref_grams for g in grams), len(grams)
+            matched, total = matched + m, total + t
+        precisions.append(matched / total if total else 0.0)
+    hyp_len, ref_len = sum(map(len, hyps)), sum(map(len, refs))
+    penalty = {"short": brevity_penalty(hyp_len, ref_len), "none": 1.0,
+               "always": math.exp(1 - ref_len / hyp_len)}[bp]
+    if mean == "arithmetic":
+        return scale * penalty * sum(precisions) / max_n
+    if min(precisions) == 0:
+        return 0.0
+    return scale * penalty * math.exp(sum(math.log(p) for p in precisions) / max_n)
+
+
+@checker
+def check_corpus_bleu(my_corpus_bleu) -> str:
+    """``my_corpus_bleu(hypotheses, references) -> float``: corpus BLEU (0..100) of token lists
+    against one reference each, compared with :func:`seqbook.bleu.corpus_bleu` on
+    :data:`BLEU_CORPORA`."""
+    require_function(my_corpus_bleu)
+    mistakes = [
+        (dict(scale=1.0), "that is BLEU on the 0..1 scale: multiply by 100."),
+        (dict(clip=False), "the n-gram counts are not clipped: a hypothesis n-gram may count at "
+                           "most as often as it occurs in the reference."),
+        (dict(macro=True), "that is the mean of the sentence scores. Corpus BLEU sums the matches, "
+                           "the n-gram totals and the lengths over all sentences first, then divides."),
+        (dict(bp="none"), "the brevity penalty is missing: exp(1 - r/c) when the outputs' total "
+                          "length c is below the references' r."),
+        (dict(bp="always"), "the brevity penalty applies only when the outputs are shorter than "
+                            "the references; when they are longer it is 1."),
+        (dict(mean="arithmetic"), "BLEU takes the geometric mean of p_1..p_4 (the exponential of "
+                                  "the mean of their logarithms), not the arithmetic mean."),
+    ]
+    for number_, (hyp_text, ref_text) in enumerate(BLEU_CORPORA, start=1):
+        hyps = [h.split() for h in hyp_text]
+        refs = [r.split() for r in ref_text]
+        right = corpus_bleu(hyps, refs).score
+        got = my_corpus_bleu([list(h) for h in hyps], [list(r) for r in refs])
+        value = number(got, f"the BLEU of test corpus {number_}")
+        if close(value, right, rel=1e-4, abs_=1e-3):
+            continue
+        for options, hint in mistakes:
+            if close(value, _bleu_variant(hyps, refs, **options), rel=1e-4, abs_=1e-3):
+                raise Wrong(f"test corpus {number_}: {hint}")
+        raise Wrong(f"test corpus {number_}: {value:.4g} is not its corpus BLEU. Check the four "
+                    "clipped precisions and the brevity penalty against the formula.")
+    return "your corpus BLEU matches seqbook.bleu on both test corpora."
+
+
 # -- exercise: how big is each search? -----------------------------------------------------------
 @checker
 def check_search_sizes(exhaustive, beam_scored) -> str:
