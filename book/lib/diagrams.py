@@ -121,7 +121,7 @@ def gru_cell_diagram() -> Figure:
     cv.arrow([(8.87, top), (10.3, top)], _HIGHWAY_COLOUR, lw=2.2)
     cv.label(9.7, top + 0.15, r"$h_t$")
     # the old state also feeds the gates and the candidate (down the left), with x_t
-    cv.arrow([(0.8, top), (0.8, bus), (6.4, bus)], head=False)
+    cv.arrow([(0.8, top), (0.8, bus), (6.6, bus)], head=False)
     cv.label(1.6, 0.0, r"$x_t$", ha="center", va="bottom")
     cv.arrow([(1.8, 0.3), (1.8, bus)], head=False)
     for x, fn, name, colour in ((2.6, "σ", r"$z_t$", _GATE_COLOUR),
@@ -135,17 +135,31 @@ def gru_cell_diagram() -> Figure:
     cv.node(7.8, 2.5, "⊙")
     cv.arrow([(7.8, 3.54), (7.8, 2.77)])
     cv.arrow([(8.07, 2.5), (8.6, 2.5), (8.6, top - 0.27)])
-    # the candidate: r_t scales the recurrent part of its pre-activation
-    cv.box(6.4, 1.7, "tanh", _CANDIDATE_COLOUR, r"$n_t$")
-    cv.arrow([(6.4, bus), (6.4, 1.4)])
-    cv.arrow([(4.4, gates + 0.3), (4.4, 3.3), (5.5, 3.3), (5.5, 1.7), (5.92, 1.7)])
-    cv.arrow([(6.88, 1.7), (7.8, 1.7), (7.8, 2.23)])
+    # the candidate: r_t scales the recurrent part of its pre-activation, W_hn h + b_hn,
+    # in a ⊙ node of its own before the tanh (not h_{t-1} itself: PyTorch's form)
+    _ch3_linear_box(cv, 5.5, 1.65, r"$W_{hn}h_{t-1}+b_{hn}$")
+    cv.arrow([(5.5, bus), (5.5, 1.4)])
+    cv.node(5.5, 2.5, "⊙")
+    cv.arrow([(5.5, 1.9), (5.5, 2.23)])
+    cv.arrow([(4.4, gates + 0.3), (4.4, 3.3), (5.5, 3.3), (5.5, 2.77)])
+    cv.box(6.6, gates, "tanh", _CANDIDATE_COLOUR, r"$n_t$")
+    cv.arrow([(5.77, 2.5), (6.11, 2.5)])
+    cv.arrow([(6.6, bus), (6.6, gates - 0.3)])
+    cv.label(6.68, 1.35, r"$W_{in}x_t+b_{in}$", fontsize=8)
+    cv.arrow([(7.09, 2.5), (7.53, 2.5)])
     cv.label(10.3, 0.4, r"$n_t=\tanh(W_{in}x_t+b_{in}+r_t\odot(W_{hn}h_{t-1}+b_{hn}))$",
              fontsize=8, ha="right")
     cv.label(10.3, 0.05, "red: the additive path of the state", fontsize=8, ha="right",
              color=_HIGHWAY_COLOUR)
     return cv.fig
 
+
+
+def _ch3_linear_box(cv: _Canvas, x, y, text, width=1.5, height=0.5) -> None:
+    """A white box for an affine map (no nonlinearity), its formula inside in small type."""
+    cv.ax.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height,
+                                   boxstyle="round,pad=0.04", fc="white", ec="0.2", lw=1))
+    cv.ax.text(x, y, text, ha="center", va="center", fontsize=8)
 
 def diagram_labels(fig: Figure) -> list[str]:
     """Every piece of text drawn on the diagram's axes (the title excluded)."""
