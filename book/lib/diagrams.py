@@ -508,8 +508,11 @@ def _ch4_encoder_decoder(panel: _Ch4Panel, source: list[str], inputs: list[str],
         if j:
             panel.arrow([(dec_x[j - 1] + box_w / 2, y), (x - box_w / 2, y)])
         if fed_back and j + 1 < len(inputs):      # this output is the next step's input
-            mid = x + gap / 2
-            panel.arrow([(x + 0.45, 3.6), (mid, 3.6), (mid, 0.55), (dec_x[j + 1] - 0.42, 0.55)],
+            # the line passes behind the state arrow, with a gap where they cross
+            mid, bridge = x + gap / 2, 0.16
+            panel.arrow([(x + 0.45, 3.6), (mid, 3.6), (mid, y + bridge)], colour="0.55",
+                        lw=0.9, head=False)
+            panel.arrow([(mid, y - bridge), (mid, 0.55), (dec_x[j + 1] - 0.42, 0.55)],
                         colour="0.55", lw=0.9)
         if not fed_back:
             panel.label(x, 4.1, r"$-\log p$", ha="center", va="center", fontsize=8.5, color="0.35")
@@ -691,16 +694,18 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
     leads_on = {p[:k] for p in finished for k in range(1, len(p) + 1)}
     levels = max(c for c, _ in place.values()) + 1
     across = max(r for _, r in place.values()) + 1
-    fig, ax = plt.subplots(figsize=(7.0, 1.1 + 0.46 * levels))
+    pitch = 1.4                      # rows apart, in units of one place across: steeper links
+    fig, ax = plt.subplots(figsize=(7.0, 1.1 + 0.46 * pitch * levels))
     colours = {"best": "C3", "kept": "0.1", "dropped": "0.55"}
+    link_colours = {**colours, "dropped": "0.75"}   # dropped links light, behind the labels
     for p, (level, rank) in place.items():
         kind = "best" if best[:len(p)] == p else ("kept" if p in leads_on else "dropped")
-        colour, x, y = colours[kind], rank, -level
+        colour, x, y = colours[kind], rank, -level * pitch
         if len(p) > 1:
             parent_level, parent_rank = place[p[:-1]]
-            ax.plot([parent_rank, x], [-parent_level - 0.44, y + 0.2], color=colour,
-                    lw=2.0 if kind == "best" else 0.9, ls="--" if kind == "dropped" else "-",
-                    zorder=1)
+            ax.plot([parent_rank, x], [-parent_level * pitch - 0.42, y + 0.22],
+                    color=link_colours[kind], lw=2.0 if kind == "best" else 0.9,
+                    ls="--" if kind == "dropped" else "-", zorder=0.5 if kind == "dropped" else 1)
         frame = dict(boxstyle="round,pad=0.15", fc="white",
                      ec=colour if p in finished else "none", lw=1.0)
         ax.text(x, y + 0.05, _ch4_shown(token(p[-1])), ha="center", va="center",
@@ -712,18 +717,19 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
                     va="center", fontsize=8, color=colour, zorder=2,
                     bbox=dict(boxstyle="square,pad=0.05", fc="white", ec="none"))
     for level in range(1, levels):
-        ax.text(-0.55, -level + 0.05, f"{level}", ha="right", va="center", fontsize=8,
+        ax.text(-0.55, -level * pitch + 0.05, f"{level}", ha="right", va="center", fontsize=8,
                 color="0.4")
     ax.text(-0.55, 0.05, "step", ha="right", va="center", fontsize=8, color="0.4")
     handles = [plt.Line2D([], [], color=colours["best"], lw=2.0, label="the best translation"),
                plt.Line2D([], [], color=colours["kept"], lw=0.9,
                           label="leads to a finished one"),
-               plt.Line2D([], [], color=colours["dropped"], lw=0.9, ls="--",
-                          label="kept, then dropped")]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
+               plt.Line2D([], [], color=link_colours["dropped"], lw=0.9, ls="--",
+                          label="kept, then dropped"),
+               plt.Line2D([], [], ls="none", label="punctuation in quotes: '.'")]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
               fontsize=8.5, frameon=False)
     ax.set_title(title, fontsize=9.5)
     ax.set_xlim(-0.9, max(across, 4) - 0.5)
-    ax.set_ylim(-levels + 0.5, 0.45)
+    ax.set_ylim(-(levels - 1) * pitch - 0.5, 0.45)
     ax.axis("off")
     return fig
