@@ -241,7 +241,8 @@ def test_seq2seq_diagram_shows_teacher_forcing_and_inference():
     assert infer_labels.count("chien") == 2 and r"$-\log p$" not in infer_labels
     fed_back = [p for p in inference.patches if isinstance(p, FancyArrowPatch)]
     straight = [p for p in training.patches if isinstance(p, FancyArrowPatch)]
-    assert len(fed_back) == len(straight) + 4                   # one loop per decoder step but the last
+    # one loop per decoder step but the last, in two pieces: it passes behind the state arrow
+    assert len(fed_back) == len(straight) + 2 * 4
     plt.close(fig)
 
 
@@ -350,7 +351,8 @@ def test_beam_tree_diagram_shows_punctuation_scores_and_a_legend():
     assert all(t.get_fontsize() >= 8 for t in texts)
     assert fig.get_size_inches()[0] <= 7.0 + 1e-9                   # shown at its own size
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert len(legend) == 3 and "the best translation" in legend
+    assert len(legend) == 4 and "the best translation" in legend
+    assert any("punctuation" in entry for entry in legend)   # why '.' is quoted
     # the legend sits below the tree, so it hides no node
     fig.canvas.draw()
     legend_box = ax.get_legend().get_window_extent()
