@@ -142,3 +142,34 @@ def test_bootstrap_interval_bad_arguments():
         bootstrap_interval([["a"]], [["a"]], level=1.5)
     with pytest.raises(ValueError, match="one reference entry per hypothesis"):
         bootstrap_interval([["a"]], [["a"], ["b"]])
+
+
+# -- the paired bootstrap ---------------------------------------------------------------------
+def test_paired_bootstrap_tells_apart_what_the_unpaired_intervals_cannot():
+    import random
+
+    from seqbook.bleu import bootstrap_interval, paired_bootstrap
+
+    rng = random.Random(2)
+    words = "le chat noir voit la souris sous une table .".split()
+    refs = [[rng.choice(words) for _ in range(rng.randint(6, 12))] for _ in range(60)]
+    # b is a's output with one more word dropped from every fifth sentence: always a bit worse
+    a = [[w for w in r if rng.random() > 0.25] or r[:1] for r in refs]
+    b = [h[:-1] if i % 5 == 0 and len(h) > 1 else h for i, h in enumerate(a)]
+    diff = corpus_bleu(a, refs).score - corpus_bleu(b, refs).score
+    low, high = paired_bootstrap(a, b, refs, samples=400, seed=3)
+    assert 0 < low <= diff <= high                     # a is better, and the interval says so
+    (a_low, a_high), (b_low, b_high) = (bootstrap_interval(h, refs, samples=400, seed=3) for h in (a, b))
+    assert max(a_low, b_low) < min(a_high, b_high)     # while the systems' own intervals overlap
+    assert paired_bootstrap(a, a, refs, samples=50) == (0.0, 0.0)
+    assert paired_bootstrap(b, a, refs, samples=400, seed=3) == pytest.approx((-high, -low))
+    assert paired_bootstrap(a, b, refs, samples=400, seed=3) == (low, high)       # seeded
+
+
+def test_paired_bootstrap_bad_arguments():
+    from seqbook.bleu import paired_bootstrap
+
+    with pytest.raises(ValueError, match="one reference entry per hypothesis"):
+        paired_bootstrap([["a"]], [["a"], ["b"]], [["a"]])
+    with pytest.raises(ValueError, match="samples"):
+        paired_bootstrap([["a"]], [["a"]], [["a"]], samples=0)

@@ -42,11 +42,19 @@ def test_gru_diagram_shows_reset_update_and_candidate():
         assert labels.count(name) == 1, (name, labels)
     assert any(r"r_t\odot(W_{hn}h_{t-1}+b_{hn})" in label for label in labels)  # PyTorch's form
     ax, boxes, nodes = _parts(fig)
-    assert len(boxes) == 3                                    # r, z, candidate
+    assert len(boxes) == 4                                    # r, z, candidate, W_hn h + b_hn
     assert labels.count("σ") == 2 and labels.count("tanh") == 1
-    assert labels.count("⊙") == 2 and labels.count("+") == 1 and labels.count("1−") == 1
-    assert len(nodes) == 4
+    assert labels.count("⊙") == 3 and labels.count("+") == 1 and labels.count("1−") == 1
+    assert len(nodes) == 5
     assert "GRU" in ax.get_title()
+    # the reset gate is a ⊙ node on W_hn h_{t-1} + b_hn, left of the tanh box and right of r_t's
+    at = {t.get_text(): t.get_position() for t in ax.texts}
+    sigma_x = sorted(t.get_position()[0] for t in ax.texts if t.get_text() == "σ")
+    tanh_x, tanh_y = at["tanh"]
+    linear_x, linear_y = at[r"$W_{hn}h_{t-1}+b_{hn}$"]
+    reset = [n.center for n in nodes if sigma_x[-1] < n.center[0] < tanh_x]
+    assert len(reset) == 1 and abs(reset[0][1] - tanh_y) < 1e-9        # on the tanh's row
+    assert abs(reset[0][0] - linear_x) < 1e-9 and linear_y < reset[0][1]   # fed from below
     plt.close(fig)
 
 
@@ -233,7 +241,8 @@ def test_seq2seq_diagram_shows_teacher_forcing_and_inference():
     assert infer_labels.count("chien") == 2 and r"$-\log p$" not in infer_labels
     fed_back = [p for p in inference.patches if isinstance(p, FancyArrowPatch)]
     straight = [p for p in training.patches if isinstance(p, FancyArrowPatch)]
-    assert len(fed_back) == len(straight) + 4                   # one loop per decoder step but the last
+    # one loop per decoder step but the last, in two pieces: it passes behind the state arrow
+    assert len(fed_back) == len(straight) + 2 * 4
     plt.close(fig)
 
 
@@ -342,7 +351,8 @@ def test_beam_tree_diagram_shows_punctuation_scores_and_a_legend():
     assert all(t.get_fontsize() >= 8 for t in texts)
     assert fig.get_size_inches()[0] <= 7.0 + 1e-9                   # shown at its own size
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert len(legend) == 3 and "the best translation" in legend
+    assert len(legend) == 4 and "the best translation" in legend
+    assert any("punctuation" in entry for entry in legend)   # why '.' is quoted
     # the legend sits below the tree, so it hides no node
     fig.canvas.draw()
     legend_box = ax.get_legend().get_window_extent()

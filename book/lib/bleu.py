@@ -118,6 +118,31 @@ def sentence_bleu(hypothesis: Sequence[str], references, max_n: int = 4) -> Bleu
     return corpus_bleu([hypothesis], [references], max_n)
 
 
+def _sentence_stats(hypotheses, references, max_n: int):
+    """One row per sentence: clipped matches (max_n), n-gram totals (max_n), hypothesis length,
+    closest reference length. Summing rows and scoring the sums gives corpus BLEU."""
+    import numpy as np
+
+    stats = np.zeros((len(hypotheses), 2 * max_n + 2))
+    for row, (hyp, refs) in enumerate(zip(hypotheses, references)):
+        refs = _as_references(refs, row)
+        for n in range(1, max_n + 1):
+            stats[row, n - 1], stats[row, max_n + n - 1] = clipped_matches(hyp, refs, n)
+        stats[row, -2:] = len(hyp), closest_length(len(hyp), [len(r) for r in refs])
+    return stats
+
+
+def _bleu_of_sums(sums, max_n: int):
+    """Corpus BLEU (0..100) of each row of summed sentence statistics, shape (samples, 2 max_n + 2)."""
+    import numpy as np
+
+    matches, totals, hyp_len, ref_len = sums[:, :max_n], sums[:, max_n:2 * max_n], sums[:, -2], sums[:, -1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_mean = np.log(matches / totals).mean(axis=1)
+        bp = np.where(hyp_len >= ref_len, 1.0, np.exp(1 - ref_len / np.maximum(hyp_len, 1)))
+        return np.where((matches > 0).all(axis=1), 100 * bp * np.exp(log_mean), 0.0)
+
+
 def bootstrap_interval(hypotheses: Sequence[Sequence[str]], references: Sequence, samples: int = 1000,
                        level: float = 0.95, seed: int = 0, max_n: int = 4) -> tuple[float, float]:
     """A percentile bootstrap interval for corpus BLEU (Koehn 2004): draw ``samples`` test sets
@@ -131,18 +156,33 @@ def bootstrap_interval(hypotheses: Sequence[Sequence[str]], references: Sequence
     checks.positive_int(samples, "samples")
     level = checks.number(level, "level", above=0, below=1)
     corpus_bleu(hypotheses, references, max_n)                 # checks the arguments
-    stats = np.zeros((len(hypotheses), 2 * max_n + 2))         # matches, totals, hyp and ref length
-    for row, (hyp, refs) in enumerate(zip(hypotheses, references)):
-        refs = _as_references(refs, row)
-        for n in range(1, max_n + 1):
-            stats[row, n - 1], stats[row, max_n + n - 1] = clipped_matches(hyp, refs, n)
-        stats[row, -2:] = len(hyp), closest_length(len(hyp), [len(r) for r in refs])
+    stats = _sentence_stats(hypotheses, references, max_n)
     rng = np.random.default_rng(seed)
-    sums = stats[rng.integers(0, len(hypotheses), (samples, len(hypotheses)))].sum(axis=1)
-    matches, totals, hyp_len, ref_len = sums[:, :max_n], sums[:, max_n:2 * max_n], sums[:, -2], sums[:, -1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_mean = np.log(matches / totals).mean(axis=1)
-        bp = np.where(hyp_len >= ref_len, 1.0, np.exp(1 - ref_len / np.maximum(hyp_len, 1)))
-        scores = np.where((matches > 0).all(axis=1), 100 * bp * np.exp(log_mean), 0.0)
+    scores = _bleu_of_sums(stats[rng.integers(0, len(hypotheses), (samples, len(hypotheses)))].sum(axis=1), max_n)
     tail = (1 - level) / 2
     return float(np.quantile(scores, tail)), float(np.quantile(scores, 1 - tail))
+
+
+def paired_bootstrap(hypotheses_a: Sequence[Sequence[str]], hypotheses_b: Sequence[Sequence[str]],
+                     references: Sequence, samples: int = 1000, level: float = 0.95, seed: int = 0,
+                     max_n: int = 4) -> tuple[float, float]:
+    """A paired bootstrap interval (Koehn 2004) for the difference BLEU(a) - BLEU(b) of two systems
+    that translated the same sentences: each of ``samples`` resampled test sets (seeded, with
+    replacement) takes the *same* sentences for both systems, and the interval holds the central
+    ``level`` share of the differences.
+
+    Pairing removes the part of the spread that comes from which sentences were drawn, which
+    both systems share, so it can tell two systems apart when their own intervals overlap. An
+    interval that contains 0 says that this test set does not show which system is better."""
+    import numpy as np
+
+    checks.positive_int(samples, "samples")
+    level = checks.number(level, "level", above=0, below=1)
+    corpus_bleu(hypotheses_a, references, max_n)               # checks the arguments
+    corpus_bleu(hypotheses_b, references, max_n)
+    stats_a = _sentence_stats(hypotheses_a, references, max_n)
+    stats_b = _sentence_stats(hypotheses_b, references, max_n)
+    rows = np.random.default_rng(seed).integers(0, len(references), (samples, len(references)))
+    diffs = _bleu_of_sums(stats_a[rows].sum(axis=1), max_n) - _bleu_of_sums(stats_b[rows].sum(axis=1), max_n)
+    tail = (1 - level) / 2
+    return float(np.quantile(diffs, tail)), float(np.quantile(diffs, 1 - tail))

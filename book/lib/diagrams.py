@@ -121,7 +121,7 @@ def gru_cell_diagram() -> Figure:
     cv.arrow([(8.87, top), (10.3, top)], _HIGHWAY_COLOUR, lw=2.2)
     cv.label(9.7, top + 0.15, r"$h_t$")
     # the old state also feeds the gates and the candidate (down the left), with x_t
-    cv.arrow([(0.8, top), (0.8, bus), (6.4, bus)], head=False)
+    cv.arrow([(0.8, top), (0.8, bus), (6.6, bus)], head=False)
     cv.label(1.6, 0.0, r"$x_t$", ha="center", va="bottom")
     cv.arrow([(1.8, 0.3), (1.8, bus)], head=False)
     for x, fn, name, colour in ((2.6, "σ", r"$z_t$", _GATE_COLOUR),
@@ -135,17 +135,31 @@ def gru_cell_diagram() -> Figure:
     cv.node(7.8, 2.5, "⊙")
     cv.arrow([(7.8, 3.54), (7.8, 2.77)])
     cv.arrow([(8.07, 2.5), (8.6, 2.5), (8.6, top - 0.27)])
-    # the candidate: r_t scales the recurrent part of its pre-activation
-    cv.box(6.4, 1.7, "tanh", _CANDIDATE_COLOUR, r"$n_t$")
-    cv.arrow([(6.4, bus), (6.4, 1.4)])
-    cv.arrow([(4.4, gates + 0.3), (4.4, 3.3), (5.5, 3.3), (5.5, 1.7), (5.92, 1.7)])
-    cv.arrow([(6.88, 1.7), (7.8, 1.7), (7.8, 2.23)])
+    # the candidate: r_t scales the recurrent part of its pre-activation, W_hn h + b_hn,
+    # in a ⊙ node of its own before the tanh (not h_{t-1} itself: PyTorch's form)
+    _ch3_linear_box(cv, 5.5, 1.65, r"$W_{hn}h_{t-1}+b_{hn}$")
+    cv.arrow([(5.5, bus), (5.5, 1.4)])
+    cv.node(5.5, 2.5, "⊙")
+    cv.arrow([(5.5, 1.9), (5.5, 2.23)])
+    cv.arrow([(4.4, gates + 0.3), (4.4, 3.3), (5.5, 3.3), (5.5, 2.77)])
+    cv.box(6.6, gates, "tanh", _CANDIDATE_COLOUR, r"$n_t$")
+    cv.arrow([(5.77, 2.5), (6.11, 2.5)])
+    cv.arrow([(6.6, bus), (6.6, gates - 0.3)])
+    cv.label(6.68, 1.35, r"$W_{in}x_t+b_{in}$", fontsize=8)
+    cv.arrow([(7.09, 2.5), (7.53, 2.5)])
     cv.label(10.3, 0.4, r"$n_t=\tanh(W_{in}x_t+b_{in}+r_t\odot(W_{hn}h_{t-1}+b_{hn}))$",
              fontsize=8, ha="right")
     cv.label(10.3, 0.05, "red: the additive path of the state", fontsize=8, ha="right",
              color=_HIGHWAY_COLOUR)
     return cv.fig
 
+
+
+def _ch3_linear_box(cv: _Canvas, x, y, text, width=1.5, height=0.5) -> None:
+    """A white box for an affine map (no nonlinearity), its formula inside in small type."""
+    cv.ax.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height,
+                                   boxstyle="round,pad=0.04", fc="white", ec="0.2", lw=1))
+    cv.ax.text(x, y, text, ha="center", va="center", fontsize=8)
 
 def diagram_labels(fig: Figure) -> list[str]:
     """Every piece of text drawn on the diagram's axes (the title excluded)."""
@@ -494,8 +508,11 @@ def _ch4_encoder_decoder(panel: _Ch4Panel, source: list[str], inputs: list[str],
         if j:
             panel.arrow([(dec_x[j - 1] + box_w / 2, y), (x - box_w / 2, y)])
         if fed_back and j + 1 < len(inputs):      # this output is the next step's input
-            mid = x + gap / 2
-            panel.arrow([(x + 0.45, 3.6), (mid, 3.6), (mid, 0.55), (dec_x[j + 1] - 0.42, 0.55)],
+            # the line passes behind the state arrow, with a gap where they cross
+            mid, bridge = x + gap / 2, 0.16
+            panel.arrow([(x + 0.45, 3.6), (mid, 3.6), (mid, y + bridge)], colour="0.55",
+                        lw=0.9, head=False)
+            panel.arrow([(mid, y - bridge), (mid, 0.55), (dec_x[j + 1] - 0.42, 0.55)],
                         colour="0.55", lw=0.9)
         if not fed_back:
             panel.label(x, 4.1, r"$-\log p$", ha="center", va="center", fontsize=8.5, color="0.35")
@@ -677,16 +694,18 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
     leads_on = {p[:k] for p in finished for k in range(1, len(p) + 1)}
     levels = max(c for c, _ in place.values()) + 1
     across = max(r for _, r in place.values()) + 1
-    fig, ax = plt.subplots(figsize=(7.0, 1.1 + 0.46 * levels))
+    pitch = 1.4                      # rows apart, in units of one place across: steeper links
+    fig, ax = plt.subplots(figsize=(7.0, 1.1 + 0.46 * pitch * levels))
     colours = {"best": "C3", "kept": "0.1", "dropped": "0.55"}
+    link_colours = {**colours, "dropped": "0.75"}   # dropped links light, behind the labels
     for p, (level, rank) in place.items():
         kind = "best" if best[:len(p)] == p else ("kept" if p in leads_on else "dropped")
-        colour, x, y = colours[kind], rank, -level
+        colour, x, y = colours[kind], rank, -level * pitch
         if len(p) > 1:
             parent_level, parent_rank = place[p[:-1]]
-            ax.plot([parent_rank, x], [-parent_level - 0.44, y + 0.2], color=colour,
-                    lw=2.0 if kind == "best" else 0.9, ls="--" if kind == "dropped" else "-",
-                    zorder=1)
+            ax.plot([parent_rank, x], [-parent_level * pitch - 0.42, y + 0.22],
+                    color=link_colours[kind], lw=2.0 if kind == "best" else 0.9,
+                    ls="--" if kind == "dropped" else "-", zorder=0.5 if kind == "dropped" else 1)
         frame = dict(boxstyle="round,pad=0.15", fc="white",
                      ec=colour if p in finished else "none", lw=1.0)
         ax.text(x, y + 0.05, _ch4_shown(token(p[-1])), ha="center", va="center",
@@ -698,18 +717,19 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
                     va="center", fontsize=8, color=colour, zorder=2,
                     bbox=dict(boxstyle="square,pad=0.05", fc="white", ec="none"))
     for level in range(1, levels):
-        ax.text(-0.55, -level + 0.05, f"{level}", ha="right", va="center", fontsize=8,
+        ax.text(-0.55, -level * pitch + 0.05, f"{level}", ha="right", va="center", fontsize=8,
                 color="0.4")
     ax.text(-0.55, 0.05, "step", ha="right", va="center", fontsize=8, color="0.4")
     handles = [plt.Line2D([], [], color=colours["best"], lw=2.0, label="the best translation"),
                plt.Line2D([], [], color=colours["kept"], lw=0.9,
                           label="leads to a finished one"),
-               plt.Line2D([], [], color=colours["dropped"], lw=0.9, ls="--",
-                          label="kept, then dropped")]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
+               plt.Line2D([], [], color=link_colours["dropped"], lw=0.9, ls="--",
+                          label="kept, then dropped"),
+               plt.Line2D([], [], ls="none", label="punctuation in quotes: '.'")]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
               fontsize=8.5, frameon=False)
     ax.set_title(title, fontsize=9.5)
     ax.set_xlim(-0.9, max(across, 4) - 0.5)
-    ax.set_ylim(-levels + 0.5, 0.45)
+    ax.set_ylim(-(levels - 1) * pitch - 0.5, 0.45)
     ax.axis("off")
     return fig

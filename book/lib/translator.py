@@ -47,6 +47,12 @@ def check_source(src: torch.Tensor, src_lengths: torch.Tensor) -> None:
     checks.padded_batch(src, src_lengths, "src")
 
 
+def _check_scheduled_arguments(tgt_in, teacher_forcing) -> None:
+    """``tgt_in`` a (batch, m) tensor of token ids; ``teacher_forcing`` a probability."""
+    checks.token_ids(tgt_in, "tgt_in", 2)
+    checks.number(teacher_forcing, "teacher_forcing", at_least=0, at_most=1)
+
+
 class StepwiseTranslator:
     """What every model that decodes one token at a time gets from two methods of its own,
     ``start(src, src_lengths) -> state`` and ``step(tokens, state) -> (logits, state)``, where a
@@ -59,20 +65,21 @@ class StepwiseTranslator:
         src_ids = checks.as_token_ids(src_ids, "src_ids (one sentence)", 1)
         return src_ids.to(next(self.parameters()).device)[None]
 
-    def forward_scheduled(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor,
-                          teacher_forcing: float, gen: torch.Generator) -> torch.Tensor:
-        """Logits like ``forward``, but at each step t > 0 each sentence reads the gold token with
-        probability ``teacher_forcing`` and otherwise the argmax of its own previous prediction
-        (Bengio et al. 2015). The coins come from ``gen``, a CPU generator. No gradient flows
-        through the argmax."""
-        checks.token_ids(tgt_in, "tgt_in", 2)
-        checks.number(teacher_forcing, "teacher_forcing", at_least=0, at_most=1)
+    def forward_scheduled(self, src: torch.Tensor, src_lengths: torch.Tensor,
+                          tgt_in: torch.Tensor, teacher_forcing: float,
+                          gen: torch.Generator) -> torch.Tensor:
+        """Logits like ``forward``, but at each step t > 0 each sentence reads the
+        gold token with probability ``teacher_forcing`` and otherwise the argmax of
+        its own previous prediction (Bengio et al. 2015). The coins come from
+        ``gen``, a CPU generator. No gradient flows through the argmax."""
+        _check_scheduled_arguments(tgt_in, teacher_forcing)
         state = self.start(src, src_lengths)
         tokens, steps = tgt_in[:, 0], []
         for t in range(tgt_in.shape[1]):
-            if t > 0:
+            if t > 0:   # one coin per sentence at this position
                 gold = torch.rand(tgt_in.shape[0], generator=gen) < teacher_forcing
-                tokens = torch.where(gold.to(tgt_in.device), tgt_in[:, t], steps[-1].argmax(-1))
+                own = steps[-1].argmax(-1)
+                tokens = torch.where(gold.to(tgt_in.device), tgt_in[:, t], own)
             logits, state = self.step(tokens, state)
             steps.append(logits)
         return torch.stack(steps, dim=1)
