@@ -360,7 +360,7 @@ class Transformer(StepwiseTranslator, nn.Module):
         """One decoder step: tokens (batch,) -> logits (batch, n_vocab) for the next
         token, and the state with the tokens appended to the prefix."""
         prefix = torch.cat([state.prefix, tokens[:, None]], dim=1)     # (batch, t)
-        logits = self.decode(prefix, state.memory, state.src_padding)  # (batch, t, n_vocab)
+        logits = self.decode(prefix, state.memory, state.src_padding)  # (b, t, n_vocab)
         return logits[:, -1], state._replace(prefix=prefix)            # the last one
 
     def attention_maps(self, src_ids, tgt_ids) -> dict[str, list[torch.Tensor]]:
