@@ -181,3 +181,22 @@ def cached_steps_equal_full_causal_attention(cached_self_attention):
             assert torch.allclose(out, full, atol=1e-5), f"step {t} differs from full causal self-attention"
             assert tuple(cache["k"].shape) == tuple(cache["v"].shape) == (3, 3, t, 4), \
                 f"after step {t} the cache should hold (batch, heads, {t}, d_k) keys and values"
+
+
+spec.auto("ch6-ex-smoothing", written=1)
+
+
+@spec.hidden("ch6-ex-smoothing", points=2)
+def smoothed_loss_of_a_new_padded_batch(my_smoothed_loss):
+    import torch
+    import torch.nn.functional as F
+    gen = torch.Generator().manual_seed(150)
+    logits = 2 * torch.randn(3, 7, 13, generator=gen)
+    targets = torch.randint(1, 13, (3, 7), generator=gen)
+    targets[1, 4:], targets[2, 2:] = 0, 0               # right padding with PAD = 0
+    for eps in (0.1, 0.25):
+        right = F.cross_entropy(logits.reshape(-1, 13), targets.reshape(-1), label_smoothing=eps,
+                                ignore_index=0)
+        got = float(my_smoothed_loss(logits.clone(), targets.clone(), eps))
+        assert abs(got - float(right)) < 1e-4, \
+            f"epsilon {eps}: the loss is {got:.5f}, not the mean smoothed loss over the real positions"

@@ -166,7 +166,7 @@ def test_attention_decoder_diagram_shows_both_orders_with_shapes():
     titles = [t for t in labels if "queries" in t]
     assert len(titles) == 2 and "previous state" in titles[0] and "new state" in titles[1]
     for name in (r"$s_{i-1}$", r"$s_i$", r"$e_{i\cdot}$", r"$a_{i\cdot}$", r"$c_i$ (d_h)",
-                 r"annotations $h_1 \dots h_n$", r"$E\,y_{i-1}$", r"$p(y_i)$ (|V|)"):
+                 r"annotations $h_1 \dots h_n$", r"$E\,y_{i-1}$", r"$p(y_i)$ ($n_{vocab}$)"):
         assert labels.count(name) == 2, (name, labels)          # once in each panel
     assert labels.count(r"$\tilde s_i$") == 1                     # Luong's attentional vector only
     assert any("input feeding" in t and r"\tilde s_{i-1}" in t for t in labels)
@@ -202,7 +202,7 @@ def test_transformer_diagram_shows_the_layers_masks_memory_and_norm_order():
     assert any(t.startswith("memory") and "d_{model}" in t for t in labels)
     assert any(r"\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))" in t for t in labels)   # post-norm, stated
     assert labels.count(r"embedding $\times\sqrt{d_{model}}$") == 2 and labels.count("positions") == 2
-    assert any("(m, |V|)" in t for t in labels)
+    assert any("(m, $n_{vocab}$)" in t for t in labels)
     assert "post-norm" in fig.axes[0].get_title()
     # the cross-attention sits between the decoder's self-attention and its feed-forward network
     ax = fig.axes[0]

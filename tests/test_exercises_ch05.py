@@ -39,43 +39,54 @@ def test_weights_and_context(capsys):
     _verdict(check_weights_and_context("abc", c), False, "expected")
 
 
-# -- masked softmax ------------------------------------------------------------------------------
-def test_masked_softmax():
-    def right(scores, mask):
-        filled = scores.masked_fill(~mask[:, None, :], float("-inf"))
-        return torch.softmax(filled, dim=-1)
+# -- masked softmax from valid lengths ------------------------------------------------------------
+def _mask(scores, lengths, shift=0):
+    return torch.arange(scores.shape[-1])[None, :] < (lengths[:, None] + shift)
 
-    def ignores_mask(scores, mask):
+
+def test_masked_softmax():
+    def right(scores, lengths):
+        blocked = torch.arange(scores.shape[-1])[None, None, :] >= lengths[:, None, None]
+        return torch.softmax(scores.masked_fill(blocked, float("-inf")), dim=-1)
+
+    def library(scores, lengths):
+        return masked_softmax(scores, _mask(scores, lengths))
+
+    def ignores_lengths(scores, lengths):
         return torch.softmax(scores, -1)
 
-    def inverted(scores, mask):
-        return right(scores, ~mask) if bool((~mask).any(-1).all()) else torch.softmax(scores, -1)
+    def inverted(scores, lengths):
+        return masked_softmax(scores, ~_mask(scores, lengths))
 
-    def zeroed_after(scores, mask):
-        return torch.softmax(scores, -1) * mask[:, None, :]
+    def one_too_many(scores, lengths):
+        return masked_softmax(scores, _mask(scores, lengths, 1))
 
-    def naive_exp(scores, mask):
-        e = torch.exp(scores) * mask[:, None, :]
+    def zeroed_after(scores, lengths):
+        return torch.softmax(scores, -1) * _mask(scores, lengths)[:, None, :]
+
+    def naive_exp(scores, lengths):
+        e = torch.exp(scores) * _mask(scores, lengths)[:, None, :]
         return e / e.sum(-1, keepdim=True)
 
-    def small_not_zero(scores, mask):
-        return torch.softmax(scores.masked_fill(~mask[:, None, :], -20.0), dim=-1)
+    def small_not_zero(scores, lengths):
+        return torch.softmax(scores.masked_fill(~_mask(scores, lengths)[:, None, :], -20.0), dim=-1)
 
     _verdict(check_masked_softmax(right), True, "exactly 0")
-    _verdict(check_masked_softmax(masked_softmax), True)
-    _verdict(check_masked_softmax(ignores_mask), False, "ignored")
+    _verdict(check_masked_softmax(library), True)
+    _verdict(check_masked_softmax(ignores_lengths), False, "ignored")
     _verdict(check_masked_softmax(inverted), False, "wrong way round")
+    _verdict(check_masked_softmax(one_too_many), False, "one key too many")
     _verdict(check_masked_softmax(zeroed_after), False, "sum to 1")
     _verdict(check_masked_softmax(naive_exp), False, "nan")
     _verdict(check_masked_softmax(small_not_zero), False, "exactly 0")
-    _verdict(check_masked_softmax(lambda s, m: s[..., :2]), False, "shape")
-    _verdict(check_masked_softmax(lambda s, m: 1 / 0), False, "ZeroDivisionError")
+    _verdict(check_masked_softmax(lambda s, n: s[..., :2]), False, "shape")
+    _verdict(check_masked_softmax(lambda s, n: 1 / 0), False, "ZeroDivisionError")
     _verdict(check_masked_softmax(None), False, "placeholder")
 
-    def stub_body_only_dots(scores, mask):
+    def stub_body_only_dots(scores, lengths):
         ...
 
-    def stub_raises(scores, mask):
+    def stub_raises(scores, lengths):
         raise NotImplementedError
 
     _verdict(check_masked_softmax(stub_body_only_dots), False, "placeholder")

@@ -209,3 +209,46 @@ def test_kv_cache_right_and_wrong():
     _verdict(check_kv_cache(no_cache_kept), False, "exactly the keys 'k' and 'v'")
     _verdict(check_kv_cache(lambda a, x, c: ...), False, "placeholder")
     _verdict(check_kv_cache(lambda a, x, c: 1 / 0), False, "ZeroDivisionError")
+
+
+# -- the label-smoothed loss ---------------------------------------------------------------------
+def test_smoothed_loss():
+    import torch.nn.functional as F
+    from seqbook.exercises.ch06 import check_smoothed_loss
+    from seqbook.translator import smoothed_cross_entropy
+
+    def right(logits, targets, eps):
+        log_p = torch.log_softmax(logits, -1)
+        real = targets != 0
+        nll = -log_p.gather(-1, targets[..., None])[..., 0]
+        per_position = (1 - eps) * nll - eps * log_p.mean(-1)
+        return per_position[real].mean()
+
+    def plain(logits, targets, eps):
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=0)
+
+    def counts_padding(logits, targets, eps):
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                               label_smoothing=eps)
+
+    def others_only(logits, targets, eps):
+        log_p = torch.log_softmax(logits, -1)
+        nll = -log_p.gather(-1, targets[..., None])[..., 0]
+        others = (-log_p.sum(-1) - nll) / (logits.shape[-1] - 1)
+        return ((1 - eps) * nll + eps * others)[targets != 0].mean()
+
+    def summed(logits, targets, eps):
+        return right(logits, targets, eps) * (targets != 0).sum()
+
+    _verdict(check_smoothed_loss(right), True, "label_smoothing")
+    _verdict(check_smoothed_loss(smoothed_cross_entropy), True)
+    _verdict(check_smoothed_loss(lambda l, t, e: float(right(l, t, e))), True)
+    _verdict(check_smoothed_loss(plain), False, "epsilon is ignored")
+    _verdict(check_smoothed_loss(counts_padding), False, "padding is counted")
+    _verdict(check_smoothed_loss(others_only), False, "other")
+    _verdict(check_smoothed_loss(lambda l, t, e: right(l, t, 1 - e)), False, "swapped")
+    _verdict(check_smoothed_loss(summed), False, "mean")
+    _verdict(check_smoothed_loss(lambda l, t, e: torch.tensor(1.0)), False, "PyTorch's is")
+    _verdict(check_smoothed_loss(lambda l, t, e: l), False, "one number")
+    _verdict(check_smoothed_loss(None), False, "placeholder")
+    _verdict(check_smoothed_loss(lambda l, t, e: ...), False, "placeholder")

@@ -165,12 +165,12 @@ class AttentionDecoder(nn.Module):
         return features, state._replace(hidden=hidden, feed=feed, weights=weights)
 
     def step(self, tokens: torch.Tensor, state: AttentionState):
-        """One step: previous tokens (batch,) -> logits (batch, |V|) and the next state."""
+        """One step: previous tokens (batch,) -> logits (batch, n_vocab) and the next state."""
         features, state = self.advance(self.embedding(tokens), state)
         return self.out(features), state
 
     def forward(self, tokens: torch.Tensor, state: AttentionState):
-        """Teacher forcing: tokens (batch, t) -> logits (batch, t, |V|), weights (batch, t, src_len)
+        """Teacher forcing: tokens (batch, t) -> logits (batch, t, n_vocab), weights (batch, t, src_len)
         and the final state."""
         if self.style == "luong" and not self.input_feeding:
             return self._forward_all_steps(tokens, state)
@@ -224,7 +224,7 @@ class AttentionSeq2Seq(StepwiseTranslator, nn.Module):
         return self.decoder.initial_state(keys, mask, hidden)
 
     def step(self, tokens: torch.Tensor, state: AttentionState):
-        """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|) and the next state
+        """One decoder step: tokens (batch,) -> logits (batch, n_vocab) and the next state
         (whose ``weights`` are this step's attention)."""
         return self.decoder.step(tokens, state)
 
@@ -232,7 +232,7 @@ class AttentionSeq2Seq(StepwiseTranslator, nn.Module):
         return self.forward_with_attention(src, src_lengths, tgt_in)[0]
 
     def forward_with_attention(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor):
-        """Teacher forcing: logits (batch, tgt_len, |V_tgt|) and weights (batch, tgt_len, src_len)."""
+        """Teacher forcing: logits (batch, tgt_len, n_vocab) and weights (batch, tgt_len, src_len)."""
         checks.token_ids(tgt_in, "tgt_in", 2)
         if tgt_in.shape[0] != src.shape[0]:
             raise ValueError(f"expected tgt_in with the source's batch of {src.shape[0]}, got {tuple(tgt_in.shape)}")

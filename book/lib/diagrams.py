@@ -273,7 +273,7 @@ def _ch5_attention_block(cv: _Canvas, query_x: float, softmax_x: float, sum_x: f
     cv.label((query_x + softmax_x) / 2 - 0.05, row - 0.12, "(n)", ha="center", va="top", **_CH5_SHAPE)
     cv.node(sum_x, row, "Σ")
     cv.arrow([(softmax_x + 0.55, row), (sum_x - 0.27, row)])
-    cv.label((softmax_x + sum_x) / 2 + 0.05, row + 0.12, r"$a_{i\cdot}$", ha="center", va="bottom",
+    cv.label((softmax_x + sum_x) / 2 - 0.08, row + 0.2, r"$a_{i\cdot}$", ha="center", va="bottom",
              fontsize=11)
     cv.label((softmax_x + sum_x) / 2 + 0.05, row - 0.12, "(n)", ha="center", va="top", **_CH5_SHAPE)
     cv.arrow([(sum_x, bottom + 0.3), (sum_x, row - 0.27)])                  # the values
@@ -303,7 +303,7 @@ def _ch5_bahdanau_step(cv: _Canvas, y0: float) -> None:
     cv.label(5.15, top - 0.12, "(d_h)", ha="center", va="top", **_CH5_SHAPE)
     cv.arrow([(4.37, mid), (6.2, mid), (6.2, top - 0.3)])                 # c_i to the read-out
     cv.arrow([(6.45, top + 0.3), (6.45, top + 1.15)])
-    cv.label(6.45, top + 1.25, r"$p(y_i)$ (|V|)", ha="center", fontsize=10)
+    cv.label(6.45, top + 1.25, r"$p(y_i)$ ($n_{vocab}$)", ha="center", fontsize=10)
 
 
 def _ch5_luong_step(cv: _Canvas, y0: float) -> None:
@@ -332,7 +332,7 @@ def _ch5_luong_step(cv: _Canvas, y0: float) -> None:
     cv.arrow([(5.6, top), (6.35, top)])
     cv.label(5.85, top + 0.12, r"$\tilde s_i$", ha="center", va="bottom", fontsize=11)
     cv.arrow([(6.75, top + 0.3), (6.75, top + 1.15)])
-    cv.label(6.75, top + 1.25, r"$p(y_i)$ (|V|)", ha="center", fontsize=10)
+    cv.label(6.75, top + 1.25, r"$p(y_i)$ ($n_{vocab}$)", ha="center", fontsize=10)
     # input feeding: tilde s_i goes back into the next step's GRU (dashed: optional)
     feed = [(6.15, top), (6.15, top + 0.95), (1.65, top + 0.95), (1.65, top + 0.3)]
     for (xa, ya), (xb, yb) in zip(feed[:-2], feed[1:-1]):
@@ -346,7 +346,7 @@ def _ch5_luong_step(cv: _Canvas, y0: float) -> None:
 def attention_decoder_diagram() -> Figure:
     """One decoder step with attention, in both of chapter 5's orders (Bahdanau's above
     Luong's, so that the parts line up), with the shapes of one sentence (n source words,
-    annotations of size d_h, a target vocabulary V):
+    annotations of size d_h, a target vocabulary of n_vocab words):
 
     - Bahdanau et al.: the *previous* state ``s_{i-1}`` queries; the context ``c_i`` then enters
       the GRU, and the read-out sees ``[s_i; c_i; E y_{i-1}]``;
@@ -446,9 +446,9 @@ def transformer_diagram() -> Figure:
     cv.label(6.1, cross_y + 0.12, "K, V", ha="left", va="bottom", fontsize=9)
     # the read-out: a linear layer to the vocabulary and a softmax at every target position
     cv.arrow([(xd, dec_top + 0.12), (xd, dec_top + 0.5)])
-    _ch6_box(cv, xd, dec_top + 0.78, r"linear $d_{model} \to |V|$, softmax", _CH5_OUTPUT_COLOUR)
+    _ch6_box(cv, xd, dec_top + 0.78, r"linear $d_{model} \to n_{vocab}$, softmax", _CH5_OUTPUT_COLOUR)
     cv.arrow([(xd, dec_top + 1.05), (xd, dec_top + 1.45)])
-    cv.label(xd, dec_top + 1.5, r"$p(y_t \mid y_{<t}, x)$ at every position: (m, |V|)", ha="center",
+    cv.label(xd, dec_top + 1.5, r"$p(y_t \mid y_{<t}, x)$ at every position: (m, $n_{vocab}$)", ha="center",
              va="bottom", fontsize=10)
     cv.label(0.1, dec_top + 2.45, r"each sublayer: $x \leftarrow \mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$;"
              " red: the residual paths", fontsize=9, color=_HIGHWAY_COLOUR)

@@ -344,7 +344,7 @@ class Transformer(StepwiseTranslator, nn.Module):
 
     def forward(self, src, src_lengths, tgt_in):
         """Teacher forcing: ``src (batch, src_len)``, ``src_lengths (batch,)`` (or None: padding
-        where ``src == PAD``), ``tgt_in (batch, tgt_len)`` -> logits ``(batch, tgt_len, |V_tgt|)``."""
+        where ``src == PAD``), ``tgt_in (batch, tgt_len)`` -> logits ``(batch, tgt_len, n_vocab)``."""
         memory, src_padding = self.encode(src, src_lengths)  # (where src is checked)
         if checks.token_ids(tgt_in, "tgt_in", 2).shape[0] != src.shape[0]:
             raise ValueError(f"expected tgt_in with the batch size of src ({src.shape[0]}), "
@@ -357,10 +357,10 @@ class Transformer(StepwiseTranslator, nn.Module):
         return TransformerState(memory, src_padding, src.new_zeros(src.shape[0], 0))
 
     def step(self, tokens: torch.Tensor, state: TransformerState):
-        """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|) for the next
+        """One decoder step: tokens (batch,) -> logits (batch, n_vocab) for the next
         token, and the state with the tokens appended to the prefix."""
         prefix = torch.cat([state.prefix, tokens[:, None]], dim=1)     # (batch, t)
-        logits = self.decode(prefix, state.memory, state.src_padding)  # (batch, t, |V|)
+        logits = self.decode(prefix, state.memory, state.src_padding)  # (b, t, n_vocab)
         return logits[:, -1], state._replace(prefix=prefix)            # the last one
 
     def attention_maps(self, src_ids, tgt_ids) -> dict[str, list[torch.Tensor]]:

@@ -105,20 +105,28 @@ def check_weights_and_context(weights, context) -> str:
 def _masked_cases():
     gen = torch.Generator().manual_seed(5)
     scores = torch.randn(3, 4, 6, generator=gen) * 3
-    lengths = torch.tensor([5, 4, 1])
-    mask = torch.arange(6)[None, :] < lengths[:, None]       # (batch, keys), True at real keys
+    lengths = torch.tensor([5, 4, 1])                        # real keys per sentence
     big = torch.tensor([[[1000.0, 999.0, 1001.0]]])          # would overflow a naive exp
-    return [(scores, mask), (big, torch.tensor([[True, True, False]]))]
+    return [(scores, lengths), (big, torch.tensor([2]))]
+
+
+def _mask_of(lengths: torch.Tensor, n_keys: int, shift: int = 0) -> torch.Tensor:
+    """(batch, keys), True at the first ``lengths[b] + shift`` keys of row b."""
+    return torch.arange(n_keys)[None, :] < (lengths[:, None] + shift)
 
 
 @checker
 def check_masked_softmax(student_masked_softmax) -> str:
-    """``student_masked_softmax(scores (batch, queries, keys), mask (batch, keys) True at real
-    keys)`` must equal :func:`seqbook.attention.masked_softmax`, with weight exactly 0 at padding."""
+    """``student_masked_softmax(scores (batch, queries, keys), lengths (batch,) int64: the number
+    of real keys of each sentence, padding after them)`` must equal
+    :func:`seqbook.attention.masked_softmax` with the mask those lengths describe, with weight
+    exactly 0 at padding."""
     require_function(student_masked_softmax)
-    for scores, mask in _masked_cases():
+    for scores, lengths in _masked_cases():
+        n_keys = scores.shape[-1]
+        mask = _mask_of(lengths, n_keys)
         right = masked_softmax(scores, mask)
-        out = student_masked_softmax(scores.clone(), mask.clone())
+        out = student_masked_softmax(scores.clone(), lengths.clone())
         if out is None or out is Ellipsis:      # a stub whose body is only `...`
             raise NotImplementedError
         if not isinstance(out, torch.Tensor):
@@ -131,12 +139,19 @@ def check_masked_softmax(student_masked_softmax) -> str:
                         "scores with -inf and let torch.softmax do it.")
         padded = ~mask[:, None, :].expand_as(out)
         if not _near(right, torch.softmax(scores, -1), 1e-5) and _near(out, torch.softmax(scores, -1), 1e-5):
-            raise Wrong("the mask is ignored: padded keys still get weight. Give them a score of -inf "
+            raise Wrong("the lengths are ignored: padded keys still get weight. Build a mask from them (key j "
+                        "of sentence b is real when j < lengths[b]) and give the padded keys a score of -inf "
                         "before the softmax.")
+        for shift, what in ((1, "one key too many"), (-1, "one key too few")):
+            shifted = _mask_of(lengths, n_keys, shift)
+            if bool(shifted.any(-1).all()) and not torch.equal(shifted, mask) \
+                    and _near(out, masked_softmax(scores, shifted), 1e-5):
+                raise Wrong(f"each row keeps {what}: with 0-based positions, key j is real when "
+                            "j < lengths[b], so a sentence of length L keeps keys 0 .. L-1.")
         inverted = ~mask
         if bool(inverted.any(-1).all()) and _near(out, masked_softmax(scores, inverted), 1e-5):
-            raise Wrong("the mask is the wrong way round: True marks a *real* key (Batch.src_mask), the "
-                        "one to keep.")
+            raise Wrong("the mask is the wrong way round: the first lengths[b] keys are the real ones, to keep; "
+                        "the padding comes after them.")
         if bool((out[padded] != 0).any()):
             raise Wrong(f"padded keys get weight up to {float(out[padded].abs().max()):.3g}; they must get "
                         "exactly 0.")
@@ -145,7 +160,7 @@ def check_masked_softmax(student_masked_softmax) -> str:
                         "be normalised over the real keys only (mask the scores, not the weights).")
         if not _near(out, right, 1e-5):
             raise Wrong("the weights differ from a softmax over the real keys.")
-    return "padded keys get exactly 0 and each row is a softmax over its real keys."
+    return "the mask built from the lengths gives padded keys exactly 0, and each row is a softmax over its real keys."
 
 
 # -- exercise: Luong's general score and the masked weights, batched ----------------------------

@@ -10,11 +10,13 @@ import math
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from ..multihead import MultiHeadAttention, scaled_dot_product_attention
 from ..positions import positional_encoding, rotation_matrix
 from ..seeding import seeded
 from ..transformer import EncoderLayer
+from ..translation import PAD
 from .core import Wrong, checker, close, number, require_function
 
 # -- the data of the exercises (the chapter's exercise text states them) --------------------------
@@ -27,6 +29,7 @@ CACHE_STEPS = 20                                      # the key/value cache exer
 
 __all__ = ["check_score_variance", "check_rotation", "check_attention", "check_layer_parameters",
            "check_causal_weights", "check_pre_norm_layer", "check_cache_counts", "check_kv_cache",
+           "check_smoothed_loss", "smoothed_loss_reference",
            "hand_weights", "cache_score_counts", "VARIANCE_D_K", "LAYER_SIZES", "HAND_Q", "HAND_K",
            "CACHE_STEPS"]
 
@@ -423,3 +426,71 @@ def check_kv_cache(cached_self_attention) -> str:
                            "(batch, heads, t, d_k)")
     return ("every step equals the last row of full causal self-attention, and each step computed "
             "one new query, key and value instead of re-running the whole prefix.")
+
+
+# -- exercise: the label-smoothed loss, padding ignored -----------------------------------------
+def smoothed_loss_reference(logits: torch.Tensor, targets: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """PyTorch's answer: cross-entropy with ``label_smoothing=epsilon``, the ``PAD`` positions
+    ignored, mean over the others. logits (batch, time, n_vocab), targets (batch, time)."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).double(), targets.reshape(-1),
+                           label_smoothing=epsilon, ignore_index=PAD)
+
+
+def _smoothing_cases():
+    gen = torch.Generator().manual_seed(12)
+    cases = []
+    for (batch, time, n_vocab, lengths, eps) in ((3, 6, 9, (6, 4, 2), 0.1), (2, 5, 7, (5, 1), 0.3)):
+        logits = 3 * torch.randn(batch, time, n_vocab, generator=gen)
+        targets = torch.randint(1, n_vocab, (batch, time), generator=gen)
+        targets[torch.arange(time)[None, :] >= torch.tensor(lengths)[:, None]] = PAD   # right padding
+        cases.append((logits, targets, eps))
+    return cases
+
+
+def _smoothing_mistakes(logits, targets, eps) -> list[tuple[float, str]]:
+    """(the value a typical mistake gives, its hint)."""
+    flat, flat_targets = logits.reshape(-1, logits.shape[-1]).double(), targets.reshape(-1)
+    log_p = F.log_softmax(flat, -1)
+    real = flat_targets != PAD
+    nll = -log_p[real].gather(1, flat_targets[real, None])[:, 0]
+    n_vocab = flat.shape[-1]
+    others = (-log_p[real].sum(1) - nll) / (n_vocab - 1)
+    uniform = -log_p[real].mean(1)
+    return [
+        (float(F.cross_entropy(flat, flat_targets, ignore_index=PAD)),
+         "that is the plain cross-entropy: epsilon is ignored. The target gives the right token "
+         "1 - epsilon and spreads epsilon evenly over the vocabulary."),
+        (float(F.cross_entropy(flat, flat_targets, label_smoothing=eps)),
+         f"the padding is counted: positions whose target is PAD ({PAD}) must be left out of the mean."),
+        (float(((1 - eps) * nll + eps * others).mean()),
+         "epsilon is spread over the n_vocab - 1 *other* tokens; PyTorch (and the paper's recipe here) "
+         "spreads it over all n_vocab tokens, the right one included, so the right one gets "
+         "1 - epsilon + epsilon / n_vocab."),
+        (float((eps * nll + (1 - eps) * uniform).mean()),
+         "epsilon and 1 - epsilon are swapped: the right token's share is the large one, 1 - epsilon."),
+        (float(((1 - eps) * nll + eps * uniform).sum()),
+         "that is the sum over the real positions; the loss is their mean."),
+    ]
+
+
+@checker
+def check_smoothed_loss(smoothed_loss) -> str:
+    """``smoothed_loss(logits (batch, time, n_vocab), targets (batch, time), epsilon)``, a scalar,
+    must equal ``F.cross_entropy(..., label_smoothing=epsilon, ignore_index=PAD)``."""
+    require_function(smoothed_loss)
+    for logits, targets, eps in _smoothing_cases():
+        out = smoothed_loss(logits.clone(), targets.clone(), eps)
+        if out is None or out is Ellipsis:
+            raise NotImplementedError
+        value = number(out, "the loss (one number, a scalar tensor)")
+        right = float(smoothed_loss_reference(logits, targets, eps))
+        if close(value, right, rel=1e-4):
+            continue
+        for wrong, hint in _smoothing_mistakes(logits, targets, eps):
+            if close(value, wrong, rel=1e-4) and not close(wrong, right, rel=1e-4):
+                raise Wrong(hint)
+        raise Wrong(f"the loss is {value:.5f}, PyTorch's is {right:.5f}: per real position it is "
+                    "(1 - epsilon) (-log p[y]) + epsilon (mean over v of -log p[v]), then the mean "
+                    "over the positions that are not PAD.")
+    return ("equal to F.cross_entropy(label_smoothing=epsilon, ignore_index=PAD), on two batches "
+            "with padding.")
