@@ -162,6 +162,21 @@ def test_a_deleted_cell_leaves_an_obsolete_entry_and_a_suggestion(tmp_path):
     assert item.previous_from == "ec6ebf9d" and "链式法则" in item.previous.text
 
 
+def test_a_catalogue_with_an_obsolete_entry_loads_again_after_an_import(tmp_path):
+    root = book_copy(tmp_path)
+    ch01 = page(root, "ch01_ngrams")
+    nb = nbformat.read(ch01.path, as_version=4)
+    nb.cells = [c for c in nb.cells if c.get("id") != "ec6ebf9d"]      # a translated cell deleted
+    nbformat.write(nb, ch01.path)
+    entries = tr.load("ch01_ngrams", root)
+    order = [k for k in entries if k != "ec6ebf9d"]
+    tr.save("ch01_ngrams", entries, order, root)        # what an import writes: the old entry as #~
+    assert "#~ msgctxt \"ec6ebf9d\"" in tr.catalogue_path("ch01_ngrams", root).read_text()
+    again = tr.load("ch01_ngrams", root)                # gettext kept no comment on it: still loads
+    assert again["ec6ebf9d"].obsolete and "链式法则" in again["ec6ebf9d"].text
+    assert tr.page_status(ch01, root).obsolete == ["ec6ebf9d"]
+
+
 # --- the checks on a translation -----------------------------------------------------------------------
 
 SOURCE = ("## Entropy\n\nThe entropy {cite}`shannon1948` of $p$ is 0.811 bits, see {ref}`ch1-ex-uniform`:\n\n"

@@ -299,10 +299,10 @@ def load(page: str, root: Path = ROOT, lang: str = LANG) -> dict[str, Entry]:
         if not e.msgctxt:
             raise ValueError(f"{path}: an entry has no msgctxt (the key of its cell or block)")
         m = _SHA.search(e.comment or "")
-        if not m:
+        if not m and not e.obsolete:      # gettext writes no comments on obsolete (#~) entries
             raise ValueError(f"{path}: entry {e.msgctxt!r} has no 'en-sha256:' comment; import translations "
                              "with `python -m seqbook.authoring.translate import`, never by hand")
-        entries[e.msgctxt] = Entry(e.msgctxt, e.msgid, e.msgstr, m.group(1), obsolete=e.obsolete)
+        entries[e.msgctxt] = Entry(e.msgctxt, e.msgid, e.msgstr, m.group(1) if m else "", obsolete=e.obsolete)
     return entries
 
 
