@@ -139,7 +139,7 @@ class Seq2Seq(StepwiseTranslator, nn.Module):
         return DecoderState(hidden, top)              # s_0 = the encoder's final state
 
     def step(self, tokens: torch.Tensor, state: DecoderState):
-        """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|), the next state."""
+        """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|), next state."""
         logits, state = self.decoder(tokens[:, None], state)
         return logits[:, 0], state
 
