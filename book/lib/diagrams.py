@@ -578,14 +578,14 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
     top, gates, product, bus = 3.75, 2.35, 2.35, 0.95
     names = [_ch3_time(k, steps) for k in range(-1, steps)]   # the state before the first step too
     before, names = names[0], names[1:]
-    cv.label(0.05, top + 0.2, rf"$c_{{{before}}}$", fontsize=11)
-    cv.label(0.05, bus + 0.2, rf"$h_{{{before}}}$", fontsize=11, color=_CH3_HIDDEN_COLOUR)
+    cv.label(0.05, top + 0.2, rf"$c_{{{before}}}$", fontsize=12)
+    cv.label(0.05, bus + 0.2, rf"$h_{{{before}}}$", fontsize=12, color=_CH3_HIDDEN_COLOUR)
     cell_from, hidden_from = 0.1, 0.1
     for k, name in enumerate(names):
         x0 = 0.75 + pitch * k
         cv.ax.add_patch(FancyBboxPatch((x0, 0.45), inner, 4.0, boxstyle="round,pad=0.05",
                                        fc=_CH3_STEP_COLOUR, ec="0.6", lw=1))
-        cv.label(x0 + inner / 2, 4.22, f"step {name}", fontsize=9, ha="center", color="0.3")
+        cv.label(x0 + inner / 2, 4.22, f"step {name}", fontsize=10, ha="center", color="0.3")
         times, plus, out = x0 + 0.55, x0 + 1.55, x0 + 2.55
         # the cell state: forget, then write
         cv.arrow([(cell_from, top), (times - 0.27, top)], _HIGHWAY_COLOUR, lw=2.4)
@@ -593,25 +593,25 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
         cv.arrow([(times + 0.27, top), (plus - 0.27, top)], _HIGHWAY_COLOUR, lw=2.4)
         cv.node(plus, top, "+")
         cv.box(times, gates, "σ", _GATE_COLOUR, width=0.6, height=0.5)
-        cv.label(times + 0.07, 2.98, rf"$f_{{{name}}}$", fontsize=11, va="center")
+        cv.label(times + 0.07, 2.98, rf"$f_{{{name}}}$", fontsize=12, va="center")
         cv.box(plus, gates, r"$i\odot\tilde c$", _CANDIDATE_COLOUR, width=0.95, height=0.5)
         cv.arrow([(times, gates + 0.25), (times, top - 0.27)])
         cv.arrow([(plus, gates + 0.25), (plus, top - 0.27)])
         # the new hidden state, read off the new cell: o ⊙ tanh(c)
         cv.ax.plot([out], [top], "o", color=_HIGHWAY_COLOUR, ms=4, zorder=4)
         cv.ax.add_patch(Circle((out, 3.1), 0.38, fc="white", ec="0.2", lw=1, zorder=3))
-        cv.ax.text(out, 3.1, "tanh", ha="center", va="center", fontsize=8.5, zorder=4)
+        cv.ax.text(out, 3.1, "tanh", ha="center", va="center", fontsize=9.5, zorder=4)
         cv.arrow([(out, top), (out, 3.1 + 0.38)], _HIGHWAY_COLOUR, lw=1.2)
         cv.node(out, product, "⊙")
         cv.arrow([(out, 3.1 - 0.38), (out, product + 0.27)])
         cv.box(out, 1.6, "σ", _GATE_COLOUR, width=0.6, height=0.5)
-        cv.label(out + 0.35, 1.45, rf"$o_{{{name}}}$", fontsize=10, va="center")
+        cv.label(out + 0.35, 1.45, rf"$o_{{{name}}}$", fontsize=11, va="center")
         cv.arrow([(out, 1.6 + 0.25), (out, product - 0.27)])
         # the hidden state that came in feeds the three gates (with x), then ends here
         cv.arrow([(hidden_from, bus), (out, bus)], _CH3_HIDDEN_COLOUR, lw=1.8, head=False)
         for x in (times, plus, out):
             cv.arrow([(x, bus), (x, gates - 0.25 if x != out else 1.6 - 0.25)], colour="0.45")
-        cv.label(x0 + 1.1, 0.02, rf"$x_{{{name}}}$", ha="center", va="bottom", fontsize=11)
+        cv.label(x0 + 1.1, 0.02, rf"$x_{{{name}}}$", ha="center", va="bottom", fontsize=12)
         cv.arrow([(x0 + 1.1, 0.42), (x0 + 1.1, bus)], colour="0.45", head=False)
         cv.ax.plot([x0 + 1.1], [bus], "o", color="0.45", ms=3.5, zorder=4)
         # the new hidden state leaves the step and drops to the next step's bus
@@ -623,18 +623,18 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
         hidden_from = turn
         cell_from = plus + 0.27
         if not last:
-            cv.label(turn, top + 0.2, rf"$c_{{{name}}}$", ha="center", fontsize=11)
+            cv.label(turn, top + 0.2, rf"$c_{{{name}}}$", ha="center", fontsize=12)
             # beside the drop to the next step's bus, clear of the boxes
             cv.label(turn + 0.1, (product + bus) / 2, rf"$h_{{{name}}}$", ha="left",
-                     va="center", fontsize=11, color=_CH3_HIDDEN_COLOUR)
+                     va="center", fontsize=12, color=_CH3_HIDDEN_COLOUR)
     cv.arrow([(cell_from, top), (width - 0.1, top)], _HIGHWAY_COLOUR, lw=2.4)
-    cv.label(width - 0.45, top + 0.2, rf"$c_{{{names[-1]}}}$", ha="center", fontsize=11)
-    cv.label(width - 0.45, product + 0.2, rf"$h_{{{names[-1]}}}$", ha="center", fontsize=11,
+    cv.label(width - 0.45, top + 0.2, rf"$c_{{{names[-1]}}}$", ha="center", fontsize=12)
+    cv.label(width - 0.45, product + 0.2, rf"$h_{{{names[-1]}}}$", ha="center", fontsize=12,
              color=_CH3_HIDDEN_COLOUR)
     cv.label(0.05, 5.3, "red: the cell state c, multiplied only by the forget gates",
-             fontsize=9, ha="left", color=_HIGHWAY_COLOUR)
+             fontsize=10, ha="left", color=_HIGHWAY_COLOUR)
     cv.label(0.05, 4.92, "blue: the hidden state h, computed anew in every step from the new cell",
-             fontsize=9, ha="left", color=_CH3_HIDDEN_COLOUR)
+             fontsize=10, ha="left", color=_CH3_HIDDEN_COLOUR)
     scale = 8.8 / (pitch * 3 + 1.3)               # three steps fill the page's width
     cv.fig.set_size_inches(scale * width, scale * 5.7)
     return cv.fig

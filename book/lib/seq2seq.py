@@ -139,11 +139,12 @@ class Seq2Seq(StepwiseTranslator, nn.Module):
         return DecoderState(hidden, top)              # s_0 = the encoder's final state
 
     def step(self, tokens: torch.Tensor, state: DecoderState):
-        """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|) and the next state."""
+        """One decoder step: tokens (batch,) -> logits (batch, |V_tgt|), next state."""
         logits, state = self.decoder(tokens[:, None], state)
         return logits[:, 0], state
 
-    def forward(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
+    def forward(self, src: torch.Tensor, src_lengths: torch.Tensor,
+                tgt_in: torch.Tensor) -> torch.Tensor:
         checks.token_ids(tgt_in, "tgt_in", 2)
         logits, _ = self.decoder(tgt_in, self.start(src, src_lengths))
         return logits
