@@ -260,8 +260,9 @@ def _ch5_attention_block(cv: _Canvas, query_x: float, softmax_x: float, sum_x: f
     left, right = query_x - 0.6, sum_x + 0.6
     cv.ax.add_patch(FancyBboxPatch((left, bottom - 0.3), right - left, 0.6, boxstyle="round,pad=0.04",
                                    fc="white", ec="0.2", lw=1))
-    cv.label((left + right) / 2, bottom, r"annotations $h_1 \dots h_n$  (n, d_h)", ha="center",
-             va="center", fontsize=10)
+    cv.label(left + 0.15, bottom, r"annotations $h_1 \dots h_n$", ha="left", va="center",
+             fontsize=10)
+    cv.label(right - 0.12, bottom, "(n, d_h)", ha="right", va="center", **_CH5_SHAPE)  # in the bar
     cv.box(query_x, row, "score", _CH5_ATTENTION_COLOUR)
     cv.arrow([(query_x, bottom + 0.3), (query_x, row - 0.3)])              # the keys
     cv.label(query_x + 0.08, bottom + 0.45, "keys", fontsize=9, color="0.35")
