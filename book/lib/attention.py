@@ -80,7 +80,8 @@ class Score(nn.Module):
 
 class AdditiveScore(Score):
     """Bahdanau's additive score ``e = v^T tanh(W q + U k + b)`` with W (a, d_q),
-    U (a, d_k), v (a,), a = ``attention_size``."""
+    U (a, d_k), v (a,), a = ``attention_size``. In chapter 5's notation a = d_a and
+    d_q = d_h: W is the text's (d_a x d_h) matrix."""
 
     def __init__(self, query_size: int, key_size: int, attention_size: int):
         super().__init__(query_size, key_size)

@@ -249,7 +249,7 @@ __all__ += ["unrolled_rnn_diagram"]
 # -- chapter 5: one step of an attention decoder, Bahdanau's order beside Luong's ----------------
 _CH5_ATTENTION_COLOUR = "#d5e8c8"   # the attention block: score, softmax, weighted sum
 _CH5_OUTPUT_COLOUR = "#e6dcef"      # read-out layers
-_CH5_SHAPE = dict(fontsize=8, color="0.35")
+_CH5_SHAPE = dict(fontsize=9, color="0.35")
 
 
 def _ch5_attention_block(cv: _Canvas, query_x: float, softmax_x: float, sum_x: float,
@@ -260,24 +260,24 @@ def _ch5_attention_block(cv: _Canvas, query_x: float, softmax_x: float, sum_x: f
     left, right = query_x - 0.6, sum_x + 0.6
     cv.ax.add_patch(FancyBboxPatch((left, bottom - 0.3), right - left, 0.6, boxstyle="round,pad=0.04",
                                    fc="white", ec="0.2", lw=1))
-    cv.label((left + right) / 2, bottom, r"annotations $h_1 \dots h_n$", ha="center", va="center",
+    cv.label(left + 0.15, bottom, r"annotations $h_1 \dots h_n$", ha="left", va="center",
              fontsize=10)
-    cv.label(right, bottom - 0.62, "(n, d_h)", ha="right", **_CH5_SHAPE)
+    cv.label(right - 0.12, bottom, "(n, d_h)", ha="right", va="center", **_CH5_SHAPE)  # in the bar
     cv.box(query_x, row, "score", _CH5_ATTENTION_COLOUR)
     cv.arrow([(query_x, bottom + 0.3), (query_x, row - 0.3)])              # the keys
-    cv.label(query_x + 0.08, bottom + 0.45, "keys", fontsize=8, color="0.35")
+    cv.label(query_x + 0.08, bottom + 0.45, "keys", fontsize=9, color="0.35")
     cv.box(softmax_x, row, "softmax", _CH5_ATTENTION_COLOUR, width=1.1)
     cv.arrow([(query_x + 0.45, row), (softmax_x - 0.55, row)])
-    cv.label((query_x + softmax_x) / 2 - 0.05, row + 0.12, r"$e_{i\cdot}$", ha="center", va="bottom",
-             fontsize=11)
-    cv.label((query_x + softmax_x) / 2 - 0.05, row - 0.12, "(n)", ha="center", va="top", **_CH5_SHAPE)
+    scores_x = (query_x + 0.45 + softmax_x - 0.55) / 2     # middle of the arrow, off the boxes
+    cv.label(scores_x, row + 0.12, r"$e_{i\cdot}$", ha="center", va="bottom", fontsize=11)
+    cv.label(scores_x, row - 0.12, "(n)", ha="center", va="top", **_CH5_SHAPE)
     cv.node(sum_x, row, "Σ")
     cv.arrow([(softmax_x + 0.55, row), (sum_x - 0.27, row)])
-    cv.label((softmax_x + sum_x) / 2 - 0.08, row + 0.2, r"$a_{i\cdot}$", ha="center", va="bottom",
-             fontsize=11)
-    cv.label((softmax_x + sum_x) / 2 + 0.05, row - 0.12, "(n)", ha="center", va="top", **_CH5_SHAPE)
+    weights_x = (softmax_x + 0.55 + sum_x - 0.27) / 2
+    cv.label(weights_x, row + 0.12, r"$a_{i\cdot}$", ha="center", va="bottom", fontsize=11)
+    cv.label(weights_x, row - 0.12, "(n)", ha="center", va="top", **_CH5_SHAPE)
     cv.arrow([(sum_x, bottom + 0.3), (sum_x, row - 0.27)])                  # the values
-    cv.label(sum_x + 0.08, bottom + 0.45, "values", fontsize=8, color="0.35")
+    cv.label(sum_x + 0.08, bottom + 0.45, "values", fontsize=9, color="0.35")
 
 
 def _ch5_bahdanau_step(cv: _Canvas, y0: float) -> None:
@@ -289,7 +289,7 @@ def _ch5_bahdanau_step(cv: _Canvas, y0: float) -> None:
     cv.label(0.05, top - 0.12, "(d_h)", va="top", **_CH5_SHAPE)
     cv.arrow([(0.1, top), (3.6, top)])
     cv.arrow([(1.1, top), (1.1, mid + 0.3)])                              # the query
-    cv.label(1.18, top - 0.75, "query", fontsize=8, color="0.35")
+    cv.label(1.18, top - 0.75, "query", fontsize=9, color="0.35")
     _ch5_attention_block(cv, 1.1, 2.6, 4.1, mid, bottom)
     cv.box(4.1, top, "GRU", _CANDIDATE_COLOUR, width=1.0)
     cv.arrow([(4.1, mid + 0.27), (4.1, top - 0.3)])                       # c_i into the GRU
@@ -321,12 +321,12 @@ def _ch5_luong_step(cv: _Canvas, y0: float) -> None:
     cv.label(2.75, top + 0.12, r"$s_i$", ha="center", va="bottom", fontsize=11)
     cv.label(2.75, top - 0.12, "(d_h)", ha="center", va="top", **_CH5_SHAPE)
     cv.arrow([(2.3, top), (2.3, mid + 0.3)])                              # the query
-    cv.label(2.38, top - 0.75, "query", fontsize=8, color="0.35")
+    cv.label(2.38, top - 0.75, "query", fontsize=9, color="0.35")
     _ch5_attention_block(cv, 2.3, 3.75, 5.15, mid, bottom)
     cv.box(5.15, top, "tanh", _CH5_OUTPUT_COLOUR, width=0.9)
     cv.label(5.2, mid + 0.6, r"$c_i$ (d_h)", fontsize=10)
     cv.arrow([(5.15, mid + 0.27), (5.15, top - 0.3)])
-    cv.label(5.15, top - 0.62, r"$W_c[c_i; s_i]$", ha="center", va="top", fontsize=8,
+    cv.label(5.15, top - 0.62, r"$W_c[c_i; s_i]$", ha="center", va="top", fontsize=9,
              color="0.35")
     cv.box(6.75, top, r"$W_s$", _CH5_OUTPUT_COLOUR, width=0.8)
     cv.arrow([(5.6, top), (6.35, top)])
@@ -340,7 +340,7 @@ def _ch5_luong_step(cv: _Canvas, y0: float) -> None:
     cv.ax.add_patch(FancyArrowPatch(feed[-2], feed[-1], arrowstyle="-|>", mutation_scale=10,
                                     color=_HIGHWAY_COLOUR, lw=1.1, ls="--", shrinkA=0, shrinkB=0))
     cv.label(3.9, top + 1.05, r"input feeding: $\tilde s_{i-1}$ into the next GRU step",
-             ha="center", va="bottom", fontsize=8, color=_HIGHWAY_COLOUR)
+             ha="center", va="bottom", fontsize=9, color=_HIGHWAY_COLOUR)
 
 
 def attention_decoder_diagram() -> Figure:

@@ -205,9 +205,9 @@ class MultiHeadAttention(nn.Module):
         d = self.d_model
         checks.query_key_value(query, key, value, d, d, d)
         B, n = query.shape[:2]
-        q = self._split(self.q_proj(query))  # Q W_Q^i, every head i: (B, heads, n, d_k)
-        k = self._split(self.k_proj(key))    # K W_K^i: (B, heads, keys, d_k)
-        v = self._split(self.v_proj(value))  # V W_V^i: (B, heads, keys, d_k)
+        q = self._split(self.q_proj(query))  # X_q W_Q^(i), head i: (B, heads, n, d_k)
+        k = self._split(self.k_proj(key))    # X_kv W_K^(i): (B, heads, keys, d_k)
+        v = self._split(self.v_proj(value))  # X_kv W_V^(i): (B, heads, keys, d_k)
         dropout = self.dropout if self.training else 0.0
         heads, weights = scaled_dot_product_attention(  # head_i: (B, heads, n, d_k)
             q, k, v, key_padding_mask, causal, attn_mask, dropout)
