@@ -235,7 +235,8 @@ TYPICAL = {
              "    return torch.cat([fwd(X)[0], bwd(X.flip(1))[0]], dim=-1)", "reverse order"),
     "ch04": ("ch4-ex-length-penalty", "short_score = -3.0 / 1.5\nlong_score = -4.2 / (16 / 6)\nwinner = 'short'",
              "less negative"),
-    "ch05": ("ch5-ex-masked-softmax", "def my_masked_softmax(scores, mask):\n"
+    "ch05": ("ch5-ex-masked-softmax", "def my_masked_softmax(scores, lengths):\n"
+             "    mask = torch.arange(scores.shape[-1])[None, :] < lengths[:, None]\n"
              "    return torch.softmax(scores, dim=-1) * mask[:, None, :]", "sum to 1"),
     "ch06": ("ch6-ex-rotation", "def rotation(k, d_model):\n    return seqbook_rotation(k, d_model).T",
              "R_{-k}"),
