@@ -98,7 +98,18 @@ def general_context_mixes_the_keys(my_general_attention):
     assert torch.allclose(context[0], want, atol=1e-5), "the context must be sum_j a_ij k_j over the real keys"
 
 
-spec.manual("ch5-ex-expectation", points=4)
+spec.auto("ch5-ex-expectation", written=2,
+          note="only the sizes of part (b) are autograded; the argument of part (a) and the reasons "
+               "of part (b) are graded by hand.")
+
+
+@spec.hidden("ch5-ex-expectation", points=1)
+def general_score_sizes(general_shape, general_params):
+    shape = tuple(general_shape.shape) if hasattr(general_shape, "shape") else tuple(general_shape)
+    assert tuple(int(x) for x in shape) == (64, 128), \
+        f"{general_shape!r}: W_a has one row per entry of s (64) and one column per entry of h (128)"
+    assert int(general_params) == general_params and int(general_params) == 64 * 128, \
+        f"{general_params!r}: the entries of a 64 x 128 matrix"
 
 spec.auto("ch5-ex-aer", written=2)
 

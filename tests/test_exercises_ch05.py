@@ -6,7 +6,8 @@ from seqbook.alignment import alignment_error_rate
 from seqbook.attention import masked_softmax
 from seqbook.exercises.ch05 import (AER_PREDICTED, AER_SURE, BY_HAND_KEYS, BY_HAND_QUERY, BY_HAND_VALUES,
                                     COST_BATCH, COST_PADDED_SOURCE, COST_PADDED_TARGET, COST_SOURCE_LEN,
-                                    COST_TARGET_LEN, check_aer, check_attention_cost, check_general_attention,
+                                    COST_TARGET_LEN, SIZES_D_H, check_aer, check_attention_cost,
+                                    check_general_sizes, check_general_attention,
                                     check_local_window, general_attention_reference,
                                     check_masked_softmax, check_weights_and_context, local_window_reference)
 
@@ -237,3 +238,21 @@ def test_local_window():
         raise NotImplementedError
 
     _verdict(check_local_window(stub_raises), False, "placeholder")
+
+
+def test_general_sizes():
+    d = SIZES_D_H
+    _verdict(check_general_sizes((d, 2 * d), 2 * d * d), True, f"{2 * d * d:,}")
+    _verdict(check_general_sizes([d, 2 * d], float(2 * d * d)), True)
+    _verdict(check_general_sizes(torch.zeros(d, 2 * d), torch.tensor(2 * d * d)), True)
+    _verdict(check_general_sizes((2 * d, d), 2 * d * d), False, "transposed")
+    _verdict(check_general_sizes((d, d), d * d), False, "square")
+    _verdict(check_general_sizes((d, 2 * d), d * d), False, "square matrix")
+    _verdict(check_general_sizes((d, 2 * d), 2 * d * d + d), False, "bias")
+    _verdict(check_general_sizes((d, 3 * d), 3 * d * d), False, "not it")
+    _verdict(check_general_sizes((d, 2 * d), 7), False, "not the number")
+    _verdict(check_general_sizes(..., ...), False, "placeholder")
+    _verdict(check_general_sizes(128, 8192), False, "pair")
+    _verdict(check_general_sizes(("a", "b"), 8192), False, "number of rows")
+    _verdict(check_general_sizes((0, 128), 0), False, "positive")
+    _verdict(check_general_sizes((d, 2 * d), "many"), False, "text")

@@ -27,12 +27,14 @@ AER_PREDICTED = ((0, 0), (1, 1), (3, 2), (4, 3), (4, 4), (5, 5))
 COST_SOURCE_LEN, COST_TARGET_LEN = 30, 35         # one sentence pair
 COST_BATCH, COST_PADDED_SOURCE, COST_PADDED_TARGET = 64, 40, 45   # a padded batch
 
+SIZES_D_H = 64      # the decoder state's size; the annotations have 2 * SIZES_D_H entries
+
 __all__ = ["check_weights_and_context", "check_masked_softmax", "check_general_attention",
-           "general_attention_reference", "check_aer", "check_attention_cost",
+           "general_attention_reference", "check_aer", "check_attention_cost", "check_general_sizes",
            "check_local_window", "local_window_reference", "by_hand_answer",
            "BY_HAND_QUERY", "BY_HAND_KEYS", "BY_HAND_VALUES", "AER_SOURCE", "AER_TARGET", "AER_SURE",
            "AER_PREDICTED", "COST_SOURCE_LEN", "COST_TARGET_LEN", "COST_BATCH", "COST_PADDED_SOURCE",
-           "COST_PADDED_TARGET"]
+           "COST_PADDED_TARGET", "SIZES_D_H"]
 
 
 def _vector(value, size: int, what: str) -> torch.Tensor:
@@ -286,6 +288,48 @@ def check_aer(aer) -> str:
                     "twice over |A| + |S|.")
     raise Wrong(f"{value:.4g} is not it. Count |A ∩ S|, |A| and |S|, then AER = 1 - 2|A ∩ S| / (|A| + |S|) "
                 "when every gold link is sure.")
+
+
+# -- exercise: the context as an expectation, and sizes (part b) ------------------------------------
+def _pair_of_sizes(answer, what: str) -> tuple[int, int]:
+    """A (rows, columns) pair of positive whole numbers, or :class:`Wrong` naming the form."""
+    if answer is Ellipsis or answer is None:
+        raise NotImplementedError
+    if hasattr(answer, "shape") and not isinstance(answer, (tuple, list)):
+        answer = tuple(answer.shape)       # a matrix of the right shape is accepted too
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        raise Wrong(f"expected {what} as a pair (rows, columns), for example (10, 20), got {answer!r:.60}.")
+    sizes = tuple(number(x, f"a number of {('rows', 'columns')[i]}") for i, x in enumerate(answer))
+    if any(x <= 0 or x != int(x) for x in sizes):
+        raise Wrong(f"expected {what} as two positive whole numbers, got {answer!r}.")
+    return int(sizes[0]), int(sizes[1])
+
+
+@checker
+def check_general_sizes(general_shape, general_params) -> str:
+    """The shape of W_a in the general score s^T W_a h, for a state s of SIZES_D_H entries and an
+    annotation h of 2 * SIZES_D_H, and its number of parameters."""
+    d = SIZES_D_H
+    rows, cols = _pair_of_sizes(general_shape, "the shape of W_a")
+    if (rows, cols) != (d, 2 * d):
+        if (rows, cols) == (2 * d, d):
+            raise Wrong(f"({rows}, {cols}) is transposed: in s^T W_a h, W_a has one row per entry of s "
+                        f"({d}) and one column per entry of h ({2 * d}).")
+        if rows == cols:
+            raise Wrong(f"({rows}, {cols}) is square, but s has {d} entries and h has {2 * d} (two "
+                        f"directions of {d}): W_a maps between the two sizes.")
+        raise Wrong(f"({rows}, {cols}) is not it: W_a has one row per entry of s and one column per "
+                    "entry of h.")
+    params = number(general_params, "the number of parameters")
+    right = d * 2 * d
+    if params != right:
+        if params in (d * d, 4 * d * d):
+            raise Wrong(f"{params:g} is the count of a square matrix; W_a is {d} x {2 * d}.")
+        if params in (right + d, right + 2 * d):
+            raise Wrong(f"{params:g} adds a bias; the general score s^T W_a h has none.")
+        raise Wrong(f"{params:g} is not the number of entries of a {d} x {2 * d} matrix.")
+    return (f"W_a is {d} x {2 * d}: {right:,} parameters, 2 d_h^2. It maps h into the space of s, so "
+            "the two sizes never have to match, as they must for the dot score.")
 
 
 # -- exercise: the cost of attention -----------------------------------------------------------
