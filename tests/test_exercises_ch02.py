@@ -1,5 +1,6 @@
 """Chapter 2's checkers: right answers pass, typical wrong ones get their hint, junk never raises."""
 
+import itertools
 import math
 
 import numpy as np
@@ -358,8 +359,13 @@ def _variant(mistake):
     return sampler
 
 
+_unseeded_calls = itertools.count(1)
+
+
 def _unseeded(model, prefix, length, temperature, seed):
-    return right_sampler(model, prefix, length, temperature, int(torch.randint(10**6, (1,))))
+    # ignores the seed: each call draws with another one. A fixed sequence of seeds, not the
+    # global RNG, so that the verdict is the same on every run (the global RNG made it flaky)
+    return right_sampler(model, prefix, length, temperature, 1000 * next(_unseeded_calls))
 
 
 def _uniform(model, prefix, length, temperature, seed):
