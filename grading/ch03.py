@@ -26,7 +26,7 @@ def gru_parameters(gru_params):
 
 
 spec.auto("ch3-ex-cell-jacobian", written=3,
-          note="the written part: the LSTM's three extra terms (b) and the RNN comparison (c)")
+          note="the written part: when the LSTM's three extra terms (b) are small, and the RNN comparison (c)")
 
 
 @spec.hidden("ch3-ex-cell-jacobian", points=2)
@@ -44,6 +44,24 @@ def gru_jacobian_on_a_new_step(gru_jacobian):
         J = gru_jacobian(gru, x, h)
     assert isinstance(J, torch.Tensor) and tuple(J.shape) == (3, 3), "expected a (3, 3) tensor"
     assert torch.allclose(J, right, atol=1e-4), "not dh_t/dh_{t-1} of this GRU step"
+
+
+@spec.hidden("ch3-ex-cell-jacobian", points=2)
+def lstm_cell_jacobian_on_a_new_step(lstm_cell_jacobian):
+    import torch
+    from seqbook.gated import LSTMScratch
+    gen = torch.Generator().manual_seed(63)
+    lstm = LSTMScratch(2, 5)
+    with torch.no_grad():
+        for p in lstm.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen))
+    x, c, o = torch.randn(2, generator=gen), 2 * torch.randn(5, generator=gen), torch.rand(5, generator=gen)
+    right = torch.autograd.functional.jacobian(
+        lambda prev: lstm.step(x[None], (o * torch.tanh(prev))[None], prev[None])[1][0], c)
+    with torch.no_grad():
+        J = lstm_cell_jacobian(lstm, x, c, o)
+    assert isinstance(J, torch.Tensor) and tuple(J.shape) == (5, 5), "expected a (5, 5) tensor"
+    assert torch.allclose(J, right, atol=1e-4), "not dc_t/dc_{t-1} of this LSTM step"
 
 spec.auto("ch3-ex-forget-memory", written=2)
 
