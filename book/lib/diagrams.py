@@ -689,8 +689,8 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
 
     ``best`` (one of ``finished``) is drawn in red; the other finished hypotheses and the
     prefixes that lead to one in black; the prefixes the search kept for a while and then
-    dropped in grey, with dashed edges. Finished hypotheses (ending in ``<eos>``) have a
-    framed box. ``token(id)`` gives a token's text. Layout: :func:`beam_tree_layout` (its
+    dropped (not among the returned ones, nor leading to one) in grey, with dashed edges.
+    Finished hypotheses (ending in ``<eos>``) have a framed box. ``token(id)`` gives a token's text. Layout: :func:`beam_tree_layout` (its
     columns are the rows here, its rows the places from left to right)."""
     if best not in finished:
         raise ValueError("expected best to be one of the finished hypotheses")
@@ -728,7 +728,7 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
                plt.Line2D([], [], color=colours["kept"], lw=0.9,
                           label="leads to a finished one"),
                plt.Line2D([], [], color=link_colours["dropped"], lw=0.9, ls="--",
-                          label="kept, then dropped"),
+                          label="not among the k returned"),
                plt.Line2D([], [], ls="none", label="punctuation in quotes: '.'")]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
               fontsize=8.5, frameon=False)
