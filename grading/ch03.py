@@ -75,7 +75,29 @@ def steps_to_one_percent(k_bias0, k_bias1, k_bias3):
         assert k is not None and k is not Ellipsis and int(k) == right, f"for b_f = {b}: {k!r} steps is not it"
 
 
-spec.manual("ch3-ex-gru-conventions", points=4)
+spec.auto("ch3-ex-gru-conventions", written=3,
+          note="the written part: the relabelling argued, and the reset-gate conditions (W_hn diagonal and b_hn = 0)")
+
+
+@spec.hidden("ch3-ex-gru-conventions", points=1)
+def chung_update_on_a_new_gru(chung_update_weights):
+    import torch
+    from seqbook.gated import GRUScratch
+    gen = torch.Generator().manual_seed(64)
+    gru = GRUScratch(2, 5)
+    with torch.no_grad():
+        for p in gru.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen))
+    x, h = torch.randn(6, 2, generator=gen), torch.randn(6, 5, generator=gen)
+    z_rows = slice(5, 10)
+    given = (gru.weight_ih[z_rows], gru.weight_hh[z_rows], gru.bias_ih[z_rows], gru.bias_hh[z_rows])
+    with torch.no_grad():
+        W_iz, W_hz, b_iz, b_hz = chung_update_weights(*(t.detach().clone() for t in given))
+        right, gates = gru.step(x, h)
+        z_chung = torch.sigmoid(x @ W_iz.T + b_iz + h @ W_hz.T + b_hz)
+        chung = (1 - z_chung) * h + z_chung * gates["n"]
+    assert torch.allclose(chung, right, atol=1e-5), \
+        "with these update-gate weights Chung et al.'s form does not compute PyTorch's GRU step"
 
 spec.auto("ch3-ex-coupled", written=1)
 

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from seqbook.exercises.ch03 import (check_bidirectional, check_coupled_step, check_memory_steps,
+from seqbook.exercises.ch03 import (check_bidirectional, check_chung_update, check_coupled_step,
+                                    check_memory_steps,
                                     check_parameter_counts, check_peephole_step, peephole_reference)
 from seqbook.gated import LSTMScratch
 
@@ -296,3 +297,29 @@ def test_lstm_cell_jacobian_terms_sum_to_autograd():
     assert torch.allclose(terms["direct"] + terms["f"] + terms["i"] + terms["g"], auto, atol=1e-5)
     assert torch.allclose(right_lstm_jacobian(lstm, x, c, o), auto, atol=1e-5)
     assert all(not torch.allclose(terms[k], torch.zeros(4, 4), atol=1e-3) for k in "fig")
+
+
+# -- the two forms of the GRU's update ------------------------------------------------------------
+def test_chung_update_right_typical_wrong_and_junk():
+    _verdict(check_chung_update(lambda W_iz, W_hz, b_iz, b_hz: (-W_iz, -W_hz, -b_iz, -b_hz)),
+             True, "exactly")
+    # only the sum of the two biases matters: moving all of it into one is right too
+    _verdict(check_chung_update(lambda W_iz, W_hz, b_iz, b_hz: (-W_iz, -W_hz, -(b_iz + b_hz),
+                                                                 0 * b_hz)), True)
+    _verdict(check_chung_update(lambda *w: w), False, "z' = z")
+    _verdict(check_chung_update(lambda W_iz, W_hz, b_iz, b_hz: (-W_iz, -W_hz, b_iz, b_hz)),
+             False, "biases negated")
+    _verdict(check_chung_update(lambda W_iz, W_hz, b_iz, b_hz: (W_iz, W_hz, -b_iz, -b_hz)),
+             False, "weight matrices negated")
+    _verdict(check_chung_update(lambda *w: tuple(1 - t for t in w)), False, "sigma(-a)")
+    _verdict(check_chung_update(lambda *w: tuple(2 * t for t in w)), False, "does not compute")
+    _verdict(check_chung_update(lambda *w: w[:3]), False, "four tensors")
+    _verdict(check_chung_update(lambda W_iz, W_hz, b_iz, b_hz: (W_iz.T, W_hz, b_iz, b_hz)),
+             False, "shape (4, 3)")
+    _verdict(check_chung_update(lambda *w: [t.tolist() for t in w]), False, "torch.Tensor")
+    _verdict(check_chung_update("not a function"), False, "function")
+
+    def placeholder(W_iz, W_hz, b_iz, b_hz):
+        raise NotImplementedError
+
+    _verdict(check_chung_update(placeholder), False, "placeholder")

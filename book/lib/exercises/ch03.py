@@ -21,7 +21,7 @@ MEMORY_BIASES = (0.0, 1.0, 3.0)                   # forget-gate biases; memory f
 MEMORY_FRACTION = 0.01
 
 __all__ = ["check_parameter_counts", "check_memory_steps", "check_gru_jacobian",
-           "check_lstm_cell_jacobian", "check_coupled_step",
+           "check_lstm_cell_jacobian", "check_coupled_step", "check_chung_update",
            "check_bidirectional",
            "check_peephole_step", "peephole_reference", "COUNT_SIZES", "MEMORY_BIASES", "MEMORY_FRACTION"]
 
@@ -408,3 +408,57 @@ def check_peephole_step(peephole_step) -> str:
                             "o = sigma(a_o + p_o * c_new).")
     return ("your step matches the peephole LSTM: the input and forget gates read the old cell, "
             "the output gate the new one.")
+
+
+# -- exercise: the two ways to write the GRU's update ----------------------------------------------
+def _chung_step(gru: GRUScratch, update_weights, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """One step of Chung et al.'s form, h = (1 - z') h_prev + z' n, with z' from
+    ``update_weights = (W_iz, W_hz, b_iz, b_hz)`` and r, n from ``gru``'s own weights."""
+    W_iz, W_hz, b_iz, b_hz = update_weights
+    xr, _, xn = (x @ gru.weight_ih.T + gru.bias_ih).chunk(3, dim=-1)
+    hr, _, hn = (h @ gru.weight_hh.T + gru.bias_hh).chunk(3, dim=-1)
+    r = torch.sigmoid(xr + hr)
+    n = torch.tanh(xn + r * hn)
+    z = torch.sigmoid(x @ W_iz.T + b_iz + h @ W_hz.T + b_hz)
+    return (1 - z) * h + z * n
+
+
+@checker
+def check_chung_update(chung_update_weights) -> str:
+    """``chung_update_weights(W_iz, W_hz, b_iz, b_hz) -> (W_iz', W_hz', b_iz', b_hz')``: the
+    update-gate weights with which Chung et al.'s form computes the same step as PyTorch's
+    (the reset gate and the candidate keep their weights). Tried on two GRUs of fixed seeds."""
+    require_function(chung_update_weights)
+    for seed in (0, 1):
+        with seeded(seed):
+            gru = GRUScratch(3, 4)
+            x, h = torch.randn(5, 3), torch.randn(5, 4)
+        d_h = gru.hidden_size
+        W_iz, W_hz = gru.weight_ih[d_h:2 * d_h].detach(), gru.weight_hh[d_h:2 * d_h].detach()
+        b_iz, b_hz = gru.bias_ih[d_h:2 * d_h].detach(), gru.bias_hh[d_h:2 * d_h].detach()
+        given = (W_iz, W_hz, b_iz, b_hz)
+        with torch.no_grad():
+            right, _ = gru.step(x, h)
+            out = chung_update_weights(*(t.clone() for t in given))
+            if not isinstance(out, (tuple, list)) or len(out) != 4:
+                raise Wrong("expected four tensors (W_iz, W_hz, b_iz, b_hz), got "
+                            f"{type(out).__name__}{'' if not isinstance(out, (tuple, list)) else f' of {len(out)}'}.")
+            names = ("W_iz", "W_hz", "b_iz", "b_hz")
+            weights = tuple(_tensor(t, tuple(g.shape), name) for t, g, name in zip(out, given, names))
+            chung = _chung_step(gru, weights, x, h)
+            if _same(chung, right):
+                continue
+            if all(_same(w, g) for w, g in zip(weights, given)):
+                raise Wrong("with the same weights z' = z, so Chung's form keeps 1 - z of the old state "
+                            "where PyTorch's keeps z. Which weights make z' = 1 - z?")
+            negated = [_same(w, -g) for w, g in zip(weights, given)]
+            if negated[:2] == [True, True] and not all(negated[2:]):
+                raise Wrong("the weight matrices are right, but z' = 1 - z needs both biases negated as well.")
+            if negated[2:] == [True, True] and not all(negated[:2]):
+                raise Wrong("the biases are right, but z' = 1 - z needs both weight matrices negated as well.")
+            if all(_same(w, 1 - g) for w, g in zip(weights, given)):
+                raise Wrong("1 - W does not give 1 - z: the gate is sigma(a), and sigma(-a) = 1 - sigma(a).")
+            raise Wrong("with these weights Chung's form does not compute PyTorch's step. "
+                        "z' must equal 1 - z for every input.")
+    return ("Chung et al.'s form with your update-gate weights computes PyTorch's GRU step exactly: "
+            "sigma(-a) = 1 - sigma(a), so the two forms are one family of models.")
