@@ -26,7 +26,7 @@ def gru_parameters(gru_params):
 
 
 spec.auto("ch3-ex-cell-jacobian", written=3,
-          note="the written part: the LSTM's three extra terms (b) and the RNN comparison (c)")
+          note="the written part: when the LSTM's three extra terms (b) are small, and the RNN comparison (c)")
 
 
 @spec.hidden("ch3-ex-cell-jacobian", points=2)
@@ -45,6 +45,24 @@ def gru_jacobian_on_a_new_step(gru_jacobian):
     assert isinstance(J, torch.Tensor) and tuple(J.shape) == (3, 3), "expected a (3, 3) tensor"
     assert torch.allclose(J, right, atol=1e-4), "not dh_t/dh_{t-1} of this GRU step"
 
+
+@spec.hidden("ch3-ex-cell-jacobian", points=2)
+def lstm_cell_jacobian_on_a_new_step(lstm_cell_jacobian):
+    import torch
+    from seqbook.gated import LSTMScratch
+    gen = torch.Generator().manual_seed(63)
+    lstm = LSTMScratch(2, 5)
+    with torch.no_grad():
+        for p in lstm.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen))
+    x, c, o = torch.randn(2, generator=gen), 2 * torch.randn(5, generator=gen), torch.rand(5, generator=gen)
+    right = torch.autograd.functional.jacobian(
+        lambda prev: lstm.step(x[None], (o * torch.tanh(prev))[None], prev[None])[1][0], c)
+    with torch.no_grad():
+        J = lstm_cell_jacobian(lstm, x, c, o)
+    assert isinstance(J, torch.Tensor) and tuple(J.shape) == (5, 5), "expected a (5, 5) tensor"
+    assert torch.allclose(J, right, atol=1e-4), "not dc_t/dc_{t-1} of this LSTM step"
+
 spec.auto("ch3-ex-forget-memory", written=2)
 
 
@@ -57,7 +75,29 @@ def steps_to_one_percent(k_bias0, k_bias1, k_bias3):
         assert k is not None and k is not Ellipsis and int(k) == right, f"for b_f = {b}: {k!r} steps is not it"
 
 
-spec.manual("ch3-ex-gru-conventions", points=4)
+spec.auto("ch3-ex-gru-conventions", written=3,
+          note="the written part: the relabelling argued, and the reset-gate conditions (W_hn diagonal and b_hn = 0)")
+
+
+@spec.hidden("ch3-ex-gru-conventions", points=1)
+def chung_update_on_a_new_gru(chung_update_weights):
+    import torch
+    from seqbook.gated import GRUScratch
+    gen = torch.Generator().manual_seed(64)
+    gru = GRUScratch(2, 5)
+    with torch.no_grad():
+        for p in gru.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen))
+    x, h = torch.randn(6, 2, generator=gen), torch.randn(6, 5, generator=gen)
+    z_rows = slice(5, 10)
+    given = (gru.weight_ih[z_rows], gru.weight_hh[z_rows], gru.bias_ih[z_rows], gru.bias_hh[z_rows])
+    with torch.no_grad():
+        W_iz, W_hz, b_iz, b_hz = chung_update_weights(*(t.detach().clone() for t in given))
+        right, gates = gru.step(x, h)
+        z_chung = torch.sigmoid(x @ W_iz.T + b_iz + h @ W_hz.T + b_hz)
+        chung = (1 - z_chung) * h + z_chung * gates["n"]
+    assert torch.allclose(chung, right, atol=1e-5), \
+        "with these update-gate weights Chung et al.'s form does not compute PyTorch's GRU step"
 
 spec.auto("ch3-ex-coupled", written=1)
 

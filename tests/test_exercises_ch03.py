@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from seqbook.exercises.ch03 import (check_bidirectional, check_coupled_step, check_memory_steps,
+from seqbook.exercises.ch03 import (check_bidirectional, check_chung_update, check_coupled_step,
+                                    check_memory_steps,
                                     check_parameter_counts, check_peephole_step, peephole_reference)
 from seqbook.gated import LSTMScratch
 
@@ -235,3 +236,90 @@ def test_gru_jacobian_terms_sum_to_autograd():
     auto = torch.autograd.functional.jacobian(lambda p: gru.step(x[None], p[None])[0][0], h)
     assert torch.allclose(right_gru_jacobian(gru, x, h), auto, atol=1e-5)
     assert not torch.allclose(_gru_terms(gru, x, h)["r"], torch.zeros(4, 4), atol=1e-3)
+
+
+# -- the LSTM's cell Jacobian, part (b) ------------------------------------------------------------
+def _lstm_parts(lstm, x, c, o):
+    """Written out here, not taken from the checker: diag(f) and the three terms via h_{t-1}."""
+    h = o * torch.tanh(c)
+    a_i, a_f, a_g, _ = (x @ lstm.weight_ih.T + lstm.bias_ih + h @ lstm.weight_hh.T
+                        + lstm.bias_hh).chunk(4)
+    i, f, g = torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g)
+    D = torch.diag(o * (1 - torch.tanh(c) ** 2))
+    W = {k: lstm.block(lstm.weight_hh, k) for k in "ifg"}
+    return {"direct": torch.diag(f), "f": torch.diag(c * f * (1 - f)) @ W["f"] @ D,
+            "i": torch.diag(g * i * (1 - i)) @ W["i"] @ D,
+            "g": torch.diag(i * (1 - g ** 2)) @ W["g"] @ D,
+            "sigma": torch.diag(i * torch.sigmoid(a_g) * (1 - torch.sigmoid(a_g))) @ W["g"] @ D,
+            "W only": [torch.diag(c * f * (1 - f)) @ W["f"], torch.diag(g * i * (1 - i)) @ W["i"],
+                       torch.diag(i * (1 - g ** 2)) @ W["g"]]}
+
+
+def right_lstm_jacobian(lstm, x, c, o):
+    t = _lstm_parts(lstm, x, c, o)
+    return t["direct"] + t["f"] + t["i"] + t["g"]
+
+
+def test_lstm_cell_jacobian_right_and_wrong():
+    from seqbook.exercises.ch03 import check_lstm_cell_jacobian as check
+
+    _verdict(check(right_lstm_jacobian), True, "matches autograd")
+    _verdict(check(lambda l, x, c, o: right_lstm_jacobian(l, x, c, o).T), False, "transpose")
+    _verdict(check(lambda l, x, c, o: _lstm_parts(l, x, c, o)["direct"]), False,
+             "only diag(f_t)", "three terms")
+    for name, words in (("f", "forget gate"), ("i", "input gate"), ("g", "candidate")):
+        def missing(l, x, c, o, name=name):
+            return right_lstm_jacobian(l, x, c, o) - _lstm_parts(l, x, c, o)[name]
+        _verdict(check(missing), False, "missing", words)
+
+    def sigma_on_candidate(l, x, c, o):
+        t = _lstm_parts(l, x, c, o)
+        return t["direct"] + t["f"] + t["i"] + t["sigma"]
+    _verdict(check(sigma_on_candidate), False, "tanh'")
+
+    def without_D(l, x, c, o):
+        t = _lstm_parts(l, x, c, o)
+        return t["direct"] + sum(t["W only"])
+    _verdict(check(without_D), False, "dh_{t-1}/dc_{t-1}")
+    _verdict(check(lambda l, x, c, o: torch.zeros(4, 4)), False, "not the Jacobian")
+    _verdict(check(lambda l, x, c, o: torch.zeros(4)), False, "shape (4, 4)")
+    _verdict(check(lambda l, x, c, o: [[0.0] * 4] * 4), False, "torch.Tensor")
+    _verdict(check(None), False, "placeholder")
+    _verdict(check("jacobian"), False, "expected a function")
+
+
+def test_lstm_cell_jacobian_terms_sum_to_autograd():
+    from seqbook.exercises.ch03 import _lstm_jacobian_case, lstm_cell_jacobian_terms
+    lstm, x, c, o = _lstm_jacobian_case(7)
+    auto = torch.autograd.functional.jacobian(
+        lambda p: lstm.step(x[None], (o * torch.tanh(p))[None], p[None])[1][0], c)
+    terms = lstm_cell_jacobian_terms(lstm, x, c, o)
+    assert torch.allclose(terms["direct"] + terms["f"] + terms["i"] + terms["g"], auto, atol=1e-5)
+    assert torch.allclose(right_lstm_jacobian(lstm, x, c, o), auto, atol=1e-5)
+    assert all(not torch.allclose(terms[k], torch.zeros(4, 4), atol=1e-3) for k in "fig")
+
+
+# -- the two forms of the GRU's update ------------------------------------------------------------
+def test_chung_update_right_typical_wrong_and_junk():
+    _verdict(check_chung_update(lambda W_iz, W_hz, b_iz, b_hz: (-W_iz, -W_hz, -b_iz, -b_hz)),
+             True, "exactly")
+    # only the sum of the two biases matters: moving all of it into one is right too
+    _verdict(check_chung_update(lambda W_iz, W_hz, b_iz, b_hz: (-W_iz, -W_hz, -(b_iz + b_hz),
+                                                                 0 * b_hz)), True)
+    _verdict(check_chung_update(lambda *w: w), False, "z' = z")
+    _verdict(check_chung_update(lambda W_iz, W_hz, b_iz, b_hz: (-W_iz, -W_hz, b_iz, b_hz)),
+             False, "biases negated")
+    _verdict(check_chung_update(lambda W_iz, W_hz, b_iz, b_hz: (W_iz, W_hz, -b_iz, -b_hz)),
+             False, "weight matrices negated")
+    _verdict(check_chung_update(lambda *w: tuple(1 - t for t in w)), False, "sigma(-a)")
+    _verdict(check_chung_update(lambda *w: tuple(2 * t for t in w)), False, "does not compute")
+    _verdict(check_chung_update(lambda *w: w[:3]), False, "four tensors")
+    _verdict(check_chung_update(lambda W_iz, W_hz, b_iz, b_hz: (W_iz.T, W_hz, b_iz, b_hz)),
+             False, "shape (4, 3)")
+    _verdict(check_chung_update(lambda *w: [t.tolist() for t in w]), False, "torch.Tensor")
+    _verdict(check_chung_update("not a function"), False, "function")
+
+    def placeholder(W_iz, W_hz, b_iz, b_hz):
+        raise NotImplementedError
+
+    _verdict(check_chung_update(placeholder), False, "placeholder")

@@ -95,7 +95,8 @@ def beam_search(next_log_probs: NextLogProbs, bos: int, eos: int, beam_size: int
     Every step extends each live hypothesis by every token and keeps the ``beam_size``
     best extensions (by log-probability: they all have the same length, so the length
     penalty does not change their order). An extension ending in ``<eos>`` is set aside
-    as finished, so the beam then carries fewer live hypotheses. The search stops when
+    as finished, so the beam carries fewer live hypotheses for that step; the next step
+    again keeps ``beam_size`` extensions of the live ones. The search stops when
     nothing is live, at ``max_len``, or when ``beam_size`` finished hypotheses all score
     at least as well as any live one could (a live hypothesis's log-probability can only
     fall, so ``log_prob / penalty(max_len)`` bounds its future score).

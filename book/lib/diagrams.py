@@ -120,13 +120,16 @@ def gru_cell_diagram() -> Figure:
     cv.node(8.6, top, "+")
     cv.arrow([(8.87, top), (10.3, top)], _HIGHWAY_COLOUR, lw=2.2)
     cv.label(9.7, top + 0.15, r"$h_t$")
-    # the old state also feeds the gates and the candidate (down the left), with x_t
-    cv.arrow([(0.8, top), (0.8, bus), (6.6, bus)], head=False)
-    cv.label(1.6, 0.0, r"$x_t$", ha="center", va="bottom")
-    cv.arrow([(1.8, 0.3), (1.8, bus)], head=False)
+    # the old state feeds the gates and W_hn (down the left, then along the bus at y = bus);
+    # x_t has a line of its own below it, which feeds the gates and the candidate's tanh
+    xin = 0.4
+    cv.arrow([(0.8, top), (0.8, bus), (5.5, bus)], head=False)
+    cv.label(1.15, xin, r"$x_t$", ha="right", va="center")
+    cv.arrow([(1.25, xin), (6.6, xin)], head=False)
     for x, fn, name, colour in ((2.6, "σ", r"$z_t$", _GATE_COLOUR),
                                 (4.4, "σ", r"$r_t$", _GATE_COLOUR)):
-        cv.arrow([(x, bus), (x, gates - 0.3)])
+        cv.arrow([(x, xin), (x, gates - 0.3)])            # x_t, joined by h_{t-1} at the bus
+        cv.ax.plot([x, x], [xin, bus], "o", color="0.25", ms=3.5, zorder=4)
         cv.box(x, gates, fn, colour, name)
     # z_t keeps the old state; 1 - z_t lets the candidate in
     cv.arrow([(2.6, gates + 0.3), (2.6, 3.9), (7.0, 3.9), (7.0, top - 0.27)])
@@ -144,11 +147,12 @@ def gru_cell_diagram() -> Figure:
     cv.arrow([(4.4, gates + 0.3), (4.4, 3.3), (5.5, 3.3), (5.5, 2.77)])
     cv.box(6.6, gates, "tanh", _CANDIDATE_COLOUR, r"$n_t$")
     cv.arrow([(5.77, 2.5), (6.11, 2.5)])
-    cv.arrow([(6.6, bus), (6.6, gates - 0.3)])
+    cv.arrow([(6.6, xin), (6.6, gates - 0.3)])             # x_t only
+    cv.ax.plot([6.6], [xin], "o", color="0.25", ms=3.5, zorder=4)
     cv.label(6.68, 1.35, r"$W_{in}x_t+b_{in}$", fontsize=8)
     cv.arrow([(7.09, 2.5), (7.53, 2.5)])
-    cv.label(10.3, 0.4, r"$n_t=\tanh(W_{in}x_t+b_{in}+r_t\odot(W_{hn}h_{t-1}+b_{hn}))$",
-             fontsize=8, ha="right")
+    cv.label(10.3, 5.65, r"$n_t=\tanh(W_{in}x_t+b_{in}+r_t\odot(W_{hn}h_{t-1}+b_{hn}))$",
+             fontsize=11, ha="right")
     cv.label(10.3, 0.05, "red: the additive path of the state", fontsize=8, ha="right",
              color=_HIGHWAY_COLOUR)
     return cv.fig
@@ -585,7 +589,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
         x0 = 0.75 + pitch * k
         cv.ax.add_patch(FancyBboxPatch((x0, 0.45), inner, 4.0, boxstyle="round,pad=0.05",
                                        fc=_CH3_STEP_COLOUR, ec="0.6", lw=1))
-        cv.label(x0 + inner / 2, 4.22, f"step {name}", fontsize=10, ha="center", color="0.3")
+        cv.label(x0 + inner / 2, 4.22, f"step {name}", fontsize=11, ha="center", color="0.3")
         times, plus, out = x0 + 0.55, x0 + 1.55, x0 + 2.55
         # the cell state: forget, then write
         cv.arrow([(cell_from, top), (times - 0.27, top)], _HIGHWAY_COLOUR, lw=2.4)
@@ -599,13 +603,13 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
         cv.arrow([(plus, gates + 0.25), (plus, top - 0.27)])
         # the new hidden state, read off the new cell: o ⊙ tanh(c)
         cv.ax.plot([out], [top], "o", color=_HIGHWAY_COLOUR, ms=4, zorder=4)
-        cv.ax.add_patch(Circle((out, 3.1), 0.38, fc="white", ec="0.2", lw=1, zorder=3))
-        cv.ax.text(out, 3.1, "tanh", ha="center", va="center", fontsize=9.5, zorder=4)
-        cv.arrow([(out, top), (out, 3.1 + 0.38)], _HIGHWAY_COLOUR, lw=1.2)
+        cv.ax.add_patch(Circle((out, 3.1), 0.42, fc="white", ec="0.2", lw=1, zorder=3))
+        cv.ax.text(out, 3.1, "tanh", ha="center", va="center", fontsize=10.5, zorder=4)
+        cv.arrow([(out, top), (out, 3.1 + 0.42)], _HIGHWAY_COLOUR, lw=1.2)
         cv.node(out, product, "⊙")
-        cv.arrow([(out, 3.1 - 0.38), (out, product + 0.27)])
+        cv.arrow([(out, 3.1 - 0.42), (out, product + 0.27)])
         cv.box(out, 1.6, "σ", _GATE_COLOUR, width=0.6, height=0.5)
-        cv.label(out + 0.35, 1.45, rf"$o_{{{name}}}$", fontsize=11, va="center")
+        cv.label(out + 0.35, 1.45, rf"$o_{{{name}}}$", fontsize=12, va="center")
         cv.arrow([(out, 1.6 + 0.25), (out, product - 0.27)])
         # the hidden state that came in feeds the three gates (with x), then ends here
         cv.arrow([(hidden_from, bus), (out, bus)], _CH3_HIDDEN_COLOUR, lw=1.8, head=False)
@@ -632,10 +636,10 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
     cv.label(width - 0.45, product + 0.2, rf"$h_{{{names[-1]}}}$", ha="center", fontsize=12,
              color=_CH3_HIDDEN_COLOUR)
     cv.label(0.05, 5.3, "red: the cell state c, multiplied only by the forget gates",
-             fontsize=10, ha="left", color=_HIGHWAY_COLOUR)
+             fontsize=11, ha="left", color=_HIGHWAY_COLOUR)
     cv.label(0.05, 4.92, "blue: the hidden state h, computed anew in every step from the new cell",
-             fontsize=10, ha="left", color=_CH3_HIDDEN_COLOUR)
-    scale = 8.8 / (pitch * 3 + 1.3)               # three steps fill the page's width
+             fontsize=11, ha="left", color=_CH3_HIDDEN_COLOUR)
+    scale = 8.8 / (pitch * 3 + 1.3)    # three steps fill the width; shown at ~700 px, 0.8 of it
     cv.fig.set_size_inches(scale * width, scale * 5.7)
     return cv.fig
 
@@ -685,8 +689,8 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
 
     ``best`` (one of ``finished``) is drawn in red; the other finished hypotheses and the
     prefixes that lead to one in black; the prefixes the search kept for a while and then
-    dropped in grey, with dashed edges. Finished hypotheses (ending in ``<eos>``) have a
-    framed box. ``token(id)`` gives a token's text. Layout: :func:`beam_tree_layout` (its
+    dropped (not among the returned ones, nor leading to one) in grey, with dashed edges.
+    Finished hypotheses (ending in ``<eos>``) have a framed box. ``token(id)`` gives a token's text. Layout: :func:`beam_tree_layout` (its
     columns are the rows here, its rows the places from left to right)."""
     if best not in finished:
         raise ValueError("expected best to be one of the finished hypotheses")
@@ -724,7 +728,7 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
                plt.Line2D([], [], color=colours["kept"], lw=0.9,
                           label="leads to a finished one"),
                plt.Line2D([], [], color=link_colours["dropped"], lw=0.9, ls="--",
-                          label="kept, then dropped"),
+                          label="not among the k returned"),
                plt.Line2D([], [], ls="none", label="punctuation in quotes: '.'")]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
               fontsize=8.5, frameon=False)

@@ -267,10 +267,11 @@ def set_forget_bias(module: nn.Module, value: float):
 
 
 def memory_init(module: nn.Module, strength: float = 3.0):
-    """Start a gated layer as a quiet, long memory: the gate that keeps the old state open,
-    the gate that writes new content nearly shut.
+    """Start a gated layer as a quiet, long memory: the gate that keeps the old state
+    open, the gate that writes new content nearly shut.
 
-    LSTM: forget bias ``+strength``, input bias ``-strength`` (f ≈ 0.95, i ≈ 0.05 for 3).
+    LSTM: forget bias ``+strength``, input bias ``-strength``
+    (f ≈ 0.95, i ≈ 0.05 for 3).
     GRU: update bias ``+strength`` (z ≈ 0.95 keeps 95% of the old state, writes 5%).
     Returns ``module``."""
     if isinstance(module, (LSTMScratch, nn.LSTM)):
@@ -278,7 +279,8 @@ def memory_init(module: nn.Module, strength: float = 3.0):
         return set_gate_bias(module, "i", -strength)
     if isinstance(module, (GRUScratch, nn.GRU)):
         return set_gate_bias(module, "z", strength)
-    raise TypeError(f"expected an LSTM or GRU (scratch or torch), got {type(module).__name__}")
+    raise TypeError("expected an LSTM or GRU (scratch or torch), "
+                    f"got {type(module).__name__}")
 
 
 def count_parameters(module: nn.Module) -> int:

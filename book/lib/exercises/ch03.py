@@ -20,7 +20,8 @@ COUNT_SIZES = dict(input_size=3, hidden_size=5)   # count the parameters of PyTo
 MEMORY_BIASES = (0.0, 1.0, 3.0)                   # forget-gate biases; memory falls below 1% when?
 MEMORY_FRACTION = 0.01
 
-__all__ = ["check_parameter_counts", "check_memory_steps", "check_gru_jacobian", "check_coupled_step",
+__all__ = ["check_parameter_counts", "check_memory_steps", "check_gru_jacobian",
+           "check_lstm_cell_jacobian", "check_coupled_step", "check_chung_update",
            "check_bidirectional",
            "check_peephole_step", "peephole_reference", "COUNT_SIZES", "MEMORY_BIASES", "MEMORY_FRACTION"]
 
@@ -170,6 +171,85 @@ def check_gru_jacobian(gru_jacobian) -> str:
                     "h_t = (1 - z_t) * n_t + z_t * h_{t-1}: the direct path, z_t, n_t through "
                     "W_hn, and r_t inside n_t.")
     return ("your Jacobian matches autograd's on two random GRU steps, all four terms included.")
+
+
+# -- exercise, part (b): the LSTM's dc_t/dc_{t-1} with the paths through h_{t-1} ---------------
+def lstm_cell_jacobian_terms(lstm: LSTMScratch, x: torch.Tensor, c: torch.Tensor,
+                             o: torch.Tensor) -> dict:
+    """The four terms of ``∂c_t/∂c_{t-1}`` (rows: entries of ``c_t``) of one LSTM step, for one
+    sequence, when ``h_{t-1} = o ⊙ tanh(c_{t-1})``: ``x (input,)``, ``c (hidden,)`` the previous
+    cell, ``o (hidden,)`` the previous output gate. Keys ``direct``, ``f``, ``i``, ``g``, and
+    ``g with sigma'`` (the candidate's term with the gates' derivative, a typical mistake)."""
+    with torch.no_grad():
+        h = o * torch.tanh(c)
+        pre = x @ lstm.weight_ih.T + lstm.bias_ih + h @ lstm.weight_hh.T + lstm.bias_hh
+        a_i, a_f, a_g, _ = pre.chunk(4)
+        i, f, g = torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g)
+        D = torch.diag(o * (1 - torch.tanh(c) ** 2))          # dh_{t-1}/dc_{t-1}
+        W_hi, W_hf, W_hg = (lstm.block(lstm.weight_hh, k) for k in "ifg")
+        return {"direct": torch.diag(f),
+                "f": torch.diag(c * f * (1 - f)) @ W_hf @ D,
+                "i": torch.diag(g * i * (1 - i)) @ W_hi @ D,
+                "g": torch.diag(i * (1 - g ** 2)) @ W_hg @ D,
+                "g with sigma'": torch.diag(i * torch.sigmoid(a_g) * (1 - torch.sigmoid(a_g)))
+                @ W_hg @ D,
+                "no D": [torch.diag(c * f * (1 - f)) @ W_hf, torch.diag(g * i * (1 - i)) @ W_hi,
+                         torch.diag(i * (1 - g ** 2)) @ W_hg]}
+
+
+def _lstm_jacobian_case(seed: int):
+    gen = torch.Generator().manual_seed(50 + seed)
+    lstm = LSTMScratch(3, 4, seed=seed)   # (its weights are replaced below)
+    with torch.no_grad():
+        for p in lstm.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen))
+    x, c = torch.randn(3, generator=gen), 2 * torch.randn(4, generator=gen)
+    return lstm, x, c, torch.rand(4, generator=gen)
+
+
+@checker
+def check_lstm_cell_jacobian(lstm_cell_jacobian) -> str:
+    """``lstm_cell_jacobian(lstm, x, c, o) -> (hidden, hidden)``: ``∂c_t/∂c_{t-1}`` of one step
+    of the :class:`~seqbook.gated.LSTMScratch` ``lstm`` at input ``x (input,)``, previous cell
+    ``c (hidden,)`` and previous output gate ``o (hidden,)`` (so ``h_{t-1} = o * tanh(c)``),
+    computed from the derived formula; compared with autograd."""
+    require_function(lstm_cell_jacobian)
+    for seed in (0, 1):
+        lstm, x, c, o = _lstm_jacobian_case(seed)
+        with torch.no_grad():
+            out = lstm_cell_jacobian(lstm, x.clone(), c.clone(), o.clone())
+        J = _tensor(out, (4, 4), "the Jacobian (one row per entry of c_t, one column per entry "
+                                 "of c_{t-1})")
+        right = torch.autograd.functional.jacobian(
+            lambda prev: lstm.step(x[None], (o * torch.tanh(prev))[None], prev[None])[1][0],
+            c).detach()
+        if _same(J, right):
+            continue
+        terms = lstm_cell_jacobian_terms(lstm, x, c, o)
+        if _same(J, right.T):
+            raise Wrong("that is the transpose: row j must hold the derivatives of c_t[j], "
+                        "column k those with respect to c_{t-1}[k].")
+        if _same(J, terms["direct"]):
+            raise Wrong("that is only diag(f_t), the text's formula with the gates held fixed. "
+                        "The gates and the candidate read h_{t-1} = o_{t-1} * tanh(c_{t-1}): "
+                        "add the three terms through the forget gate, the input gate and the "
+                        "candidate.")
+        for name, what in (("f", "through the forget gate (it multiplies c_{t-1})"),
+                           ("i", "through the input gate (it multiplies the candidate)"),
+                           ("g", "through the candidate (scaled by the input gate)")):
+            if _same(J, right - terms[name]):
+                raise Wrong(f"close: the term {what} is missing.")
+        if _same(J, right - terms["g"] + terms["g with sigma'"]):
+            raise Wrong("the candidate's term uses sigma'; the candidate is a tanh of its "
+                        "pre-activation, so its term has tanh'(a_g) = 1 - tanh(a_g)^2.")
+        if _same(J, terms["direct"] + sum(terms["no D"])):
+            raise Wrong("the terms leave out dh_{t-1}/dc_{t-1} = diag(o_{t-1} * tanh'(c_{t-1})) "
+                        "on the right: c_{t-1} reaches the gates only through h_{t-1}.")
+        raise Wrong("not the Jacobian autograd finds. Differentiate each product of "
+                    "c_t = f_t * c_{t-1} + i_t * g_t, where f_t, i_t and g_t depend on c_{t-1} "
+                    "through h_{t-1} = o_{t-1} * tanh(c_{t-1}).")
+    return ("your Jacobian matches autograd's on two random LSTM steps: diag(f_t) and the three "
+            "terms through h_{t-1}.")
 
 
 # -- exercise: the coupled input-forget gate (CIFG) -------------------------------------------
@@ -328,3 +408,57 @@ def check_peephole_step(peephole_step) -> str:
                             "o = sigma(a_o + p_o * c_new).")
     return ("your step matches the peephole LSTM: the input and forget gates read the old cell, "
             "the output gate the new one.")
+
+
+# -- exercise: the two ways to write the GRU's update ----------------------------------------------
+def _chung_step(gru: GRUScratch, update_weights, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """One step of Chung et al.'s form, h = (1 - z') h_prev + z' n, with z' from
+    ``update_weights = (W_iz, W_hz, b_iz, b_hz)`` and r, n from ``gru``'s own weights."""
+    W_iz, W_hz, b_iz, b_hz = update_weights
+    xr, _, xn = (x @ gru.weight_ih.T + gru.bias_ih).chunk(3, dim=-1)
+    hr, _, hn = (h @ gru.weight_hh.T + gru.bias_hh).chunk(3, dim=-1)
+    r = torch.sigmoid(xr + hr)
+    n = torch.tanh(xn + r * hn)
+    z = torch.sigmoid(x @ W_iz.T + b_iz + h @ W_hz.T + b_hz)
+    return (1 - z) * h + z * n
+
+
+@checker
+def check_chung_update(chung_update_weights) -> str:
+    """``chung_update_weights(W_iz, W_hz, b_iz, b_hz) -> (W_iz', W_hz', b_iz', b_hz')``: the
+    update-gate weights with which Chung et al.'s form computes the same step as PyTorch's
+    (the reset gate and the candidate keep their weights). Tried on two GRUs of fixed seeds."""
+    require_function(chung_update_weights)
+    for seed in (0, 1):
+        with seeded(seed):
+            gru = GRUScratch(3, 4)
+            x, h = torch.randn(5, 3), torch.randn(5, 4)
+        d_h = gru.hidden_size
+        W_iz, W_hz = gru.weight_ih[d_h:2 * d_h].detach(), gru.weight_hh[d_h:2 * d_h].detach()
+        b_iz, b_hz = gru.bias_ih[d_h:2 * d_h].detach(), gru.bias_hh[d_h:2 * d_h].detach()
+        given = (W_iz, W_hz, b_iz, b_hz)
+        with torch.no_grad():
+            right, _ = gru.step(x, h)
+            out = chung_update_weights(*(t.clone() for t in given))
+            if not isinstance(out, (tuple, list)) or len(out) != 4:
+                raise Wrong("expected four tensors (W_iz, W_hz, b_iz, b_hz), got "
+                            f"{type(out).__name__}{'' if not isinstance(out, (tuple, list)) else f' of {len(out)}'}.")
+            names = ("W_iz", "W_hz", "b_iz", "b_hz")
+            weights = tuple(_tensor(t, tuple(g.shape), name) for t, g, name in zip(out, given, names))
+            chung = _chung_step(gru, weights, x, h)
+            if _same(chung, right):
+                continue
+            if all(_same(w, g) for w, g in zip(weights, given)):
+                raise Wrong("with the same weights z' = z, so Chung's form keeps 1 - z of the old state "
+                            "where PyTorch's keeps z. Which weights make z' = 1 - z?")
+            negated = [_same(w, -g) for w, g in zip(weights, given)]
+            if negated[:2] == [True, True] and not all(negated[2:]):
+                raise Wrong("the weight matrices are right, but z' = 1 - z needs both biases negated as well.")
+            if negated[2:] == [True, True] and not all(negated[:2]):
+                raise Wrong("the biases are right, but z' = 1 - z needs both weight matrices negated as well.")
+            if all(_same(w, 1 - g) for w, g in zip(weights, given)):
+                raise Wrong("1 - W does not give 1 - z: the gate is sigma(a), and sigma(-a) = 1 - sigma(a).")
+            raise Wrong("with these weights Chung's form does not compute PyTorch's step. "
+                        "z' must equal 1 - z for every input.")
+    return ("Chung et al.'s form with your update-gate weights computes PyTorch's GRU step exactly: "
+            "sigma(-a) = 1 - sigma(a), so the two forms are one family of models.")
