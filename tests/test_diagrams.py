@@ -165,12 +165,12 @@ def test_attention_decoder_diagram_shows_both_orders_with_shapes():
     labels = diagram_labels(fig)
     titles = [t for t in labels if "queries" in t]
     assert len(titles) == 2 and "previous state" in titles[0] and "new state" in titles[1]
-    for name in (r"$s_{i-1}$", r"$s_i$", r"$e_{i\cdot}$", r"$a_{i\cdot}$", r"$c_i$ (d_h)",
+    for name in (r"$s_{i-1}$", r"$s_i$", r"$e_{i\cdot}$", r"$a_{i\cdot}$", r"$c_i$ $(d_h)$",
                  r"annotations $h_1 \dots h_n$", r"$E\,y_{i-1}$", r"$p(y_i)$ ($n_{vocab}$)"):
         assert labels.count(name) == 2, (name, labels)          # once in each panel
     assert labels.count(r"$\tilde s_i$") == 1                     # Luong's attentional vector only
     assert any("input feeding" in t and r"\tilde s_{i-1}" in t for t in labels)
-    assert labels.count("(n, d_h)") == 2 and labels.count("(n)") == 4 and labels.count("(d_h)") >= 4
+    assert labels.count("$(n, d_h)$") == 2 and labels.count("$(n)$") == 4 and labels.count("$(d_h)$") >= 4
     assert labels.count("score") == 2 and labels.count("softmax") == 2 and labels.count("GRU") == 2
     assert labels.count("keys") == 2 and labels.count("values") == 2 and labels.count("query") == 2
     # Bahdanau's query leaves s_{i-1} before the GRU; Luong's leaves s_i after it

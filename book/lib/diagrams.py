@@ -266,7 +266,7 @@ def _ch5_attention_block(cv: _Canvas, query_x: float, softmax_x: float, sum_x: f
                                    fc="white", ec="0.2", lw=1))
     cv.label(left + 0.15, bottom, r"annotations $h_1 \dots h_n$", ha="left", va="center",
              fontsize=10)
-    cv.label(right - 0.12, bottom, "(n, d_h)", ha="right", va="center", **_CH5_SHAPE)  # in the bar
+    cv.label(right - 0.12, bottom, r"$(n, d_h)$", ha="right", va="center", **_CH5_SHAPE)  # in the bar
     cv.box(query_x, row, "score", _CH5_ATTENTION_COLOUR)
     cv.arrow([(query_x, bottom + 0.3), (query_x, row - 0.3)])              # the keys
     cv.label(query_x + 0.08, bottom + 0.45, "keys", fontsize=9, color="0.35")
@@ -274,12 +274,12 @@ def _ch5_attention_block(cv: _Canvas, query_x: float, softmax_x: float, sum_x: f
     cv.arrow([(query_x + 0.45, row), (softmax_x - 0.55, row)])
     scores_x = (query_x + 0.45 + softmax_x - 0.55) / 2     # middle of the arrow, off the boxes
     cv.label(scores_x, row + 0.12, r"$e_{i\cdot}$", ha="center", va="bottom", fontsize=11)
-    cv.label(scores_x, row - 0.12, "(n)", ha="center", va="top", **_CH5_SHAPE)
+    cv.label(scores_x, row - 0.12, r"$(n)$", ha="center", va="top", **_CH5_SHAPE)
     cv.node(sum_x, row, "Σ")
     cv.arrow([(softmax_x + 0.55, row), (sum_x - 0.27, row)])
     weights_x = (softmax_x + 0.55 + sum_x - 0.27) / 2
     cv.label(weights_x, row + 0.12, r"$a_{i\cdot}$", ha="center", va="bottom", fontsize=11)
-    cv.label(weights_x, row - 0.12, "(n)", ha="center", va="top", **_CH5_SHAPE)
+    cv.label(weights_x, row - 0.12, r"$(n)$", ha="center", va="top", **_CH5_SHAPE)
     cv.arrow([(sum_x, bottom + 0.3), (sum_x, row - 0.27)])                  # the values
     cv.label(sum_x + 0.08, bottom + 0.45, "values", fontsize=9, color="0.35")
 
@@ -290,21 +290,21 @@ def _ch5_bahdanau_step(cv: _Canvas, y0: float) -> None:
     cv.label(0.05, y0 + 5.7, "Bahdanau et al.: the previous state queries", fontsize=11,
              fontweight="bold")
     cv.label(0.05, top + 0.12, r"$s_{i-1}$", va="bottom")
-    cv.label(0.05, top - 0.12, "(d_h)", va="top", **_CH5_SHAPE)
+    cv.label(0.05, top - 0.12, r"$(d_h)$", va="top", **_CH5_SHAPE)
     cv.arrow([(0.1, top), (3.6, top)])
     cv.arrow([(1.1, top), (1.1, mid + 0.3)])                              # the query
     cv.label(1.18, top - 0.75, "query", fontsize=9, color="0.35")
     _ch5_attention_block(cv, 1.1, 2.6, 4.1, mid, bottom)
     cv.box(4.1, top, "GRU", _CANDIDATE_COLOUR, width=1.0)
     cv.arrow([(4.1, mid + 0.27), (4.1, top - 0.3)])                       # c_i into the GRU
-    cv.label(4.2, mid + 0.6, r"$c_i$ (d_h)", fontsize=10)
+    cv.label(4.2, mid + 0.6, r"$c_i$ $(d_h)$", fontsize=10)
     cv.label(3.55, top + 1.35, r"$E\,y_{i-1}$", ha="center", fontsize=10)
     cv.arrow([(3.85, top + 1.25), (3.85, top + 0.3)])
     cv.arrow([(3.85, top + 0.9), (5.95, top + 0.9), (5.95, top + 0.3)])   # E y_{i-1} too
     cv.box(6.2, top, r"$W_o$", _CH5_OUTPUT_COLOUR, width=0.9)
     cv.arrow([(4.6, top), (5.75, top)])
     cv.label(5.15, top + 0.12, r"$s_i$", ha="center", va="bottom", fontsize=11)
-    cv.label(5.15, top - 0.12, "(d_h)", ha="center", va="top", **_CH5_SHAPE)
+    cv.label(5.15, top - 0.12, r"$(d_h)$", ha="center", va="top", **_CH5_SHAPE)
     cv.arrow([(4.37, mid), (6.2, mid), (6.2, top - 0.3)])                 # c_i to the read-out
     cv.arrow([(6.45, top + 0.3), (6.45, top + 1.15)])
     cv.label(6.45, top + 1.25, r"$p(y_i)$ ($n_{vocab}$)", ha="center", fontsize=10)
@@ -316,19 +316,19 @@ def _ch5_luong_step(cv: _Canvas, y0: float) -> None:
     top, mid, bottom = y0 + 4.1, y0 + 2.0, y0
     cv.label(0.05, y0 + 5.7, "Luong et al.: the new state queries", fontsize=11, fontweight="bold")
     cv.label(0.05, top + 0.12, r"$s_{i-1}$", va="bottom")
-    cv.label(0.05, top - 0.12, "(d_h)", va="top", **_CH5_SHAPE)
+    cv.label(0.05, top - 0.12, r"$(d_h)$", va="top", **_CH5_SHAPE)
     cv.arrow([(0.1, top), (0.95, top)])
     cv.box(1.45, top, "GRU", _CANDIDATE_COLOUR, width=1.0)
     cv.label(1.3, top + 1.35, r"$E\,y_{i-1}$", ha="center", fontsize=10)
     cv.arrow([(1.3, top + 1.25), (1.3, top + 0.3)])
     cv.arrow([(1.95, top), (4.6, top)])
     cv.label(2.75, top + 0.12, r"$s_i$", ha="center", va="bottom", fontsize=11)
-    cv.label(2.75, top - 0.12, "(d_h)", ha="center", va="top", **_CH5_SHAPE)
+    cv.label(2.75, top - 0.12, r"$(d_h)$", ha="center", va="top", **_CH5_SHAPE)
     cv.arrow([(2.3, top), (2.3, mid + 0.3)])                              # the query
     cv.label(2.38, top - 0.75, "query", fontsize=9, color="0.35")
     _ch5_attention_block(cv, 2.3, 3.75, 5.15, mid, bottom)
     cv.box(5.15, top, "tanh", _CH5_OUTPUT_COLOUR, width=0.9)
-    cv.label(5.2, mid + 0.6, r"$c_i$ (d_h)", fontsize=10)
+    cv.label(5.2, mid + 0.6, r"$c_i$ $(d_h)$", fontsize=10)
     cv.arrow([(5.15, mid + 0.27), (5.15, top - 0.3)])
     cv.label(5.15, top - 0.62, r"$W_c[c_i; s_i]$", ha="center", va="top", fontsize=9,
              color="0.35")

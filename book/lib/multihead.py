@@ -204,12 +204,12 @@ class MultiHeadAttention(nn.Module):
         and the weights of every head (batch, heads, queries, keys)."""
         d = self.d_model
         checks.query_key_value(query, key, value, d, d, d)
-        B, n = query.shape[:2]
-        q = self._split(self.q_proj(query))  # X_q W_Q^(i), head i: (B, heads, n, d_k)
-        k = self._split(self.k_proj(key))    # X_kv W_K^(i): (B, heads, keys, d_k)
-        v = self._split(self.v_proj(value))  # X_kv W_V^(i): (B, heads, keys, d_k)
+        B, m = query.shape[:2]          # m queries ask, n keys are looked at
+        q = self._split(self.q_proj(query))  # X_q W_Q^(i), head i: (B, heads, m, d_k)
+        k = self._split(self.k_proj(key))    # X_kv W_K^(i): (B, heads, n, d_k)
+        v = self._split(self.v_proj(value))  # X_kv W_V^(i): (B, heads, n, d_k)
         dropout = self.dropout if self.training else 0.0
-        heads, weights = scaled_dot_product_attention(  # head_i: (B, heads, n, d_k)
+        heads, weights = scaled_dot_product_attention(  # head_i: (B, heads, m, d_k)
             q, k, v, key_padding_mask, causal, attn_mask, dropout)
-        concat = heads.transpose(1, 2).reshape(B, n, d)  # Concat(head_i): (B, n, d)
-        return self.out_proj(concat), weights            # Concat(...) W_O: (B, n, d)
+        concat = heads.transpose(1, 2).reshape(B, m, d)  # Concat(head_i): (B, m, d)
+        return self.out_proj(concat), weights            # Concat(...) W_O: (B, m, d)

@@ -113,8 +113,8 @@ class EncoderLayer(nn.Module):
         ``(batch, heads, time, time)``."""
         checks.sequence(x, self.d_model, "x")
         if self.norm_first:
-            h = self.norm1(x)
-            a, weights = self.self_attn(h, h, h, key_padding_mask)
+            normed = self.norm1(x)
+            a, weights = self.self_attn(normed, normed, normed, key_padding_mask)
             x = x + self.dropout(a)
             x = x + self.dropout(self.ffn(self.norm2(x)))
         else:
@@ -159,11 +159,13 @@ class DecoderLayer(nn.Module):
         checks.query_key_value(x, memory, None, self.d_model, self.d_model,
                                names=("x", "memory"))
         if self.norm_first:
-            h = self.norm1(x)
-            a, self_w = self.self_attn(h, h, h, tgt_key_padding_mask, causal)
+            normed = self.norm1(x)
+            a, self_w = self.self_attn(normed, normed, normed, tgt_key_padding_mask,
+                                       causal)
             x = x + self.dropout(a)
-            h = self.norm2(x)
-            a, cross_w = self.cross_attn(h, memory, memory, memory_key_padding_mask)
+            normed = self.norm2(x)
+            a, cross_w = self.cross_attn(normed, memory, memory,
+                                         memory_key_padding_mask)
             x = x + self.dropout(a)
             x = x + self.dropout(self.ffn(self.norm3(x)))
         else:
