@@ -726,7 +726,7 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
     ax.text(-0.55, 0.05, "step", ha="right", va="center", fontsize=8, color="0.4")
     handles = [plt.Line2D([], [], color=colours["best"], lw=2.0, label="the best translation"),
                plt.Line2D([], [], color=colours["kept"], lw=0.9,
-                          label="leads to a finished one"),
+                          label="leads to a returned translation"),
                plt.Line2D([], [], color=link_colours["dropped"], lw=0.9, ls="--",
                           label="not among the k returned"),
                plt.Line2D([], [], ls="none", label="punctuation in quotes: '.'")]
