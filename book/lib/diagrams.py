@@ -576,7 +576,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
     and a new one leaves it, ``h_t = o_t ⊙ tanh(c_t)``, tapped off the new cell."""
     if not isinstance(steps, int) or isinstance(steps, bool) or not 2 <= steps <= 5:
         raise ValueError(f"expected between 2 and 5 steps, got {steps!r}")
-    pitch, inner = 4.6, 3.4                      # one step's share of the width, its box
+    pitch, inner = 5.0, 3.8                      # one step's share of the width, its box
     width = pitch * steps + 1.3
     cv = _Canvas(width, 5.7, f"the LSTM unrolled over {steps} steps: its two state paths")
     top, gates, product, bus = 3.75, 2.35, 2.35, 0.95
@@ -597,7 +597,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
         cv.arrow([(times + 0.27, top), (plus - 0.27, top)], _HIGHWAY_COLOUR, lw=2.4)
         cv.node(plus, top, "+")
         cv.box(times, gates, "σ", _GATE_COLOUR, width=0.6, height=0.5)
-        cv.label(times + 0.07, 2.98, rf"$f_{{{name}}}$", fontsize=12, va="center")
+        cv.label(times + 0.14, 2.98, rf"$f_{{{name}}}$", fontsize=12, va="center")   # clear of the arrow
         cv.box(plus, gates, r"$i\odot\tilde c$", _CANDIDATE_COLOUR, width=0.95, height=0.5)
         cv.arrow([(times, gates + 0.25), (times, top - 0.27)])
         cv.arrow([(plus, gates + 0.25), (plus, top - 0.27)])
@@ -609,7 +609,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
         cv.node(out, product, "⊙")
         cv.arrow([(out, 3.1 - 0.42), (out, product + 0.27)])
         cv.box(out, 1.6, "σ", _GATE_COLOUR, width=0.6, height=0.5)
-        cv.label(out + 0.35, 1.45, rf"$o_{{{name}}}$", fontsize=12, va="center")
+        cv.label(out + 0.34, 1.6, rf"$o_{{{name}}}$", fontsize=12, va="center")   # inside the step's box
         cv.arrow([(out, 1.6 + 0.25), (out, product - 0.27)])
         # the hidden state that came in feeds the three gates (with x), then ends here
         cv.arrow([(hidden_from, bus), (out, bus)], _CH3_HIDDEN_COLOUR, lw=1.8, head=False)
@@ -639,7 +639,7 @@ def lstm_unrolled_diagram(steps: int = 3) -> Figure:
              fontsize=11, ha="left", color=_HIGHWAY_COLOUR)
     cv.label(0.05, 4.92, "blue: the hidden state h, computed anew in every step from the new cell",
              fontsize=11, ha="left", color=_CH3_HIDDEN_COLOUR)
-    scale = 8.8 / (pitch * 3 + 1.3)    # three steps fill the width; shown at ~700 px, 0.8 of it
+    scale = 9.6 / (pitch * 3 + 1.3)    # three steps fill the width
     cv.fig.set_size_inches(scale * width, scale * 5.7)
     return cv.fig
 

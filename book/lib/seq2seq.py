@@ -50,9 +50,12 @@ class Encoder(nn.Module):
         self.rnn = _CELLS[cell](embed_size, hidden_size, num_layers, batch_first=True)
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor):
-        packed = pack_padded_sequence(self.embedding(src), src_lengths.cpu(), batch_first=True, enforce_sorted=False)
+        embedded = self.embedding(src)                # (batch, src_len, embed_size)
+        packed = pack_padded_sequence(embedded, src_lengths.cpu(), batch_first=True,
+                                      enforce_sorted=False)
         outputs, state = self.rnn(packed)
-        outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True, total_length=src.shape[1])
+        outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True,
+                                                      total_length=src.shape[1])
         return outputs, state
 
 
