@@ -41,23 +41,38 @@ def _check_states(states) -> list[torch.Tensor]:
     return list(states)
 
 
-def state_jacobians(states: Sequence[torch.Tensor], target: torch.Tensor | None = None) -> list[torch.Tensor]:
-    """The Jacobians ``d target / d states[t]`` for every ``t``, each of shape (batch, out, hidden_t).
-
-    ``target`` (batch, out) defaults to the last state, giving ``dh_T/dh_t``. Every row of the
-    Jacobian comes from one backward pass, all of them batched together, so memory grows as
-    out * batch * hidden * T. A state the target does not depend on gets a zero Jacobian.
-    """
+def _check_target(states, target) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """The checked states, and the target: the last state when ``target`` is None."""
     states = _check_states(states)
     target = states[-1] if target is None else target
     checks.float_tensor(target, "the target", f"({states[0].shape[0]}, out)", (2,))
     if target.shape[0] != states[0].shape[0]:
         raise ValueError(f"expected a target of shape ({states[0].shape[0]}, out), got {tuple(target.shape)}")
+    return states, target
+
+
+def _check_norm_options(ord, reduce) -> None:
+    checks.one_of(reduce, ("mean", "none"), "reduce")
+    checks.one_of(ord, (2, "fro"), "ord")  # spectral or Frobenius
+
+
+def state_jacobians(states: Sequence[torch.Tensor],
+                    target: torch.Tensor | None = None) -> list[torch.Tensor]:
+    """The Jacobians ``d target / d states[t]``, each (batch, out, hidden_t).
+
+    ``target`` (batch, out) defaults to the last state, giving ``dh_T/dh_t``. Every
+    row of the Jacobian comes from one backward pass, all of them batched together,
+    so memory grows as out * batch * hidden * T. A state the target does not depend
+    on gets a zero Jacobian.
+    """
+    states, target = _check_target(states, target)
     batch, out = target.shape
     # Row i of the identity, copied for every example, selects d target[:, i] / d state.
-    rows = torch.eye(out, dtype=target.dtype, device=target.device).unsqueeze(1).expand(out, batch, out)
-    grads = torch.autograd.grad(target, states, grad_outputs=rows, is_grads_batched=True,
-                                retain_graph=True, allow_unused=True)
+    rows = torch.eye(out, dtype=target.dtype, device=target.device)
+    rows = rows.unsqueeze(1).expand(out, batch, out)
+    grads = torch.autograd.grad(target, states, grad_outputs=rows,
+                                is_grads_batched=True, retain_graph=True,
+                                allow_unused=True)
     jacobians = []
     for s, g in zip(states, grads):
         if g is None:
@@ -66,22 +81,23 @@ def state_jacobians(states: Sequence[torch.Tensor], target: torch.Tensor | None 
     return jacobians
 
 
-def state_jacobian_norms(states: Sequence[torch.Tensor], target: torch.Tensor | None = None,
+def state_jacobian_norms(states: Sequence[torch.Tensor],
+                         target: torch.Tensor | None = None,
                          ord: int | str = 2, reduce: str = "mean") -> torch.Tensor:
-    """``||d target / d states[t]||`` for every ``t`` (target defaults to the last state).
+    """``||d target / d states[t]||`` for each ``t``; target defaults to the last state.
 
-    ``ord=2`` is the spectral norm (largest singular value, the factor by which the Jacobian can
-    stretch a gradient), ``"fro"`` the Frobenius norm. Returns shape (T,) averaged over the batch
-    with ``reduce="mean"``, or (batch, T) with ``reduce="none"``; index ``t`` matches ``states``,
-    so ``.flip(-1)`` orders the norms by distance ``T - t`` when the target is the last state.
+    ``ord=2`` is the spectral norm (the largest singular value, the factor by which
+    the Jacobian can stretch a gradient), ``"fro"`` the Frobenius norm. Returns shape
+    (T,) averaged over the batch with ``reduce="mean"``, or (batch, T) with
+    ``reduce="none"``; index ``t`` matches ``states``, so ``.flip(-1)`` orders the
+    norms by distance ``T - t`` when the target is the last state.
     """
-    checks.one_of(reduce, ("mean", "none"), "reduce")
-    checks.one_of(ord, (2, "fro"), "ord")  # spectral or Frobenius
-    # In float64: the norm of a float32 matrix whose entries are all tiny can underflow to 0
-    # although no entry does (see loss_gradient_norms).
+    _check_norm_options(ord, reduce)
+    # In float64: the norm of a float32 matrix whose entries are all tiny can underflow
+    # to 0 although no entry does (see loss_gradient_norms).
     Js = state_jacobians(states, target)
-    norms = torch.stack([torch.linalg.matrix_norm(J.detach().double(), ord=ord) for J in Js],
-                        dim=1).to(Js[0].dtype)
+    norms = torch.stack([torch.linalg.matrix_norm(J.detach().double(), ord=ord)
+                         for J in Js], dim=1).to(Js[0].dtype)
     return norms.mean(0) if reduce == "mean" else norms
 
 
