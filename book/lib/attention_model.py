@@ -131,7 +131,7 @@ class AttentionDecoder(nn.Module):
         return AttentionState(hidden, feed, weights, keys, self.score.prepare(keys), mask)
 
     def _attend(self, query: torch.Tensor, state: AttentionState):
-        """Context (batch, d_k) and weights (batch, src_len) for a query (batch, d_h)."""
+        """Context (batch, d_k), weights (batch, src_len) for a query (batch, d_h)."""
         scores = self.score.score(query[:, None], state.prepared)  # (batch, 1, src_len)
         weights = masked_softmax(scores, state.mask[:, None])
         return (weights @ state.keys)[:, 0], weights[:, 0]
