@@ -441,8 +441,10 @@ def check_chung_update(chung_update_weights) -> str:
             right, _ = gru.step(x, h)
             out = chung_update_weights(*(t.clone() for t in given))
             if not isinstance(out, (tuple, list)) or len(out) != 4:
-                raise Wrong("expected four tensors (W_iz, W_hz, b_iz, b_hz), got "
-                            f"{type(out).__name__}{'' if not isinstance(out, (tuple, list)) else f' of {len(out)}'}.")
+                got = type(out).__name__
+                if isinstance(out, (tuple, list)):
+                    got += f" of {len(out)}"
+                raise Wrong(f"expected four tensors (W_iz, W_hz, b_iz, b_hz), got {got}.")
             names = ("W_iz", "W_hz", "b_iz", "b_hz")
             weights = tuple(_tensor(t, tuple(g.shape), name) for t, g, name in zip(out, given, names))
             chung = _chung_step(gru, weights, x, h)
