@@ -700,7 +700,7 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
     across = max(r for _, r in place.values()) + 1
     pitch = 1.4                      # rows apart, in units of one place across: steeper links
     fig, ax = plt.subplots(figsize=(7.0, 1.1 + 0.46 * pitch * levels))
-    colours = {"best": "C3", "kept": "0.1", "dropped": "0.55"}
+    colours = {"best": "C3", "kept": "0.1", "dropped": "0.4"}   # dropped: still legible
     link_colours = {**colours, "dropped": "0.75"}   # dropped links light, behind the labels
     for p, (level, rank) in place.items():
         kind = "best" if best[:len(p)] == p else ("kept" if p in leads_on else "dropped")
