@@ -26,7 +26,8 @@ def float32_underflows_to_zero(float32_after_150):
         f"float32 rounds 2^-150 (half the smallest subnormal) to 0, not {float32_after_150!r}"
 
 
-spec.auto("ch2-ex-sharing")
+# written: does the embedding save parameters here, and for which sizes?
+spec.auto("ch2-ex-sharing", written=1)
 
 
 @spec.hidden("ch2-ex-sharing", points=1)
@@ -39,6 +40,13 @@ def shared_parameters(shared):
 def unshared_parameters(unshared):
     d, h = 67, 128
     assert int(unshared) == unshared and int(unshared) == 64 * (d * h + h * h + h), f"{unshared!r}: one set per step, 64 steps"
+
+
+@spec.hidden("ch2-ex-sharing", points=1)
+def parameters_with_an_embedding(embedded):
+    d, e, h = 67, 64, 128
+    assert int(embedded) == embedded and int(embedded) == d * e + e * h + h * h + h, \
+        f"{embedded!r} is not the count of the embedding table, W_xh (64 x 128), W_hh and b_h"
 
 
 spec.auto("ch2-ex-step-jacobian", written=1)

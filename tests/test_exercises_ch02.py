@@ -57,6 +57,26 @@ def test_parameter_counts():
     _fails_with(check_parameter_counts(..., ...), "placeholder")
 
 
+def test_parameter_counts_with_an_embedding():
+    d, h, T, e = (SHARING[k] for k in ("input_size", "hidden_size", "steps", "embedding_dim"))
+    n = d * h + h * h + h
+    right = d * e + e * h + h * h + h
+    verdict = check_parameter_counts(n, T * n, right)
+    assert verdict and str(right) in verdict.message and str(right - n) in verdict.message
+    assert right == 28_992 and right - n == 3_904   # the numbers of the solution's text
+    _fails_with(check_parameter_counts(n, T * n, e * h + h * h + h), "embedding table itself")
+    _fails_with(check_parameter_counts(n, T * n, d * e + d * h + h * h + h), "embedding_dim x hidden_size")
+    _fails_with(check_parameter_counts(n, T * n, right + h), "two biases")
+    _fails_with(check_parameter_counts(n, T * n, right - h), "bias b_h")
+    _fails_with(check_parameter_counts(n, T * n, d * e), "embedding table alone")
+    _fails_with(check_parameter_counts(n, T * n, n), "not it")
+    # the first two answers are checked first; junk in the third gets a clear message
+    _fails_with(check_parameter_counts(n - h, T * n, right), "bias")
+    _fails_with(check_parameter_counts(n, T * n, ...), "placeholder")
+    _fails_with(check_parameter_counts(n, T * n, "many"), "as a Python number")
+    _fails_with(check_parameter_counts(n, T * n, [right]), "expected")
+
+
 # -- the Jacobian of one step -------------------------------------------------------------------
 def right_jacobian(rnn, x, h):
     a = x @ rnn.W_xh + h @ rnn.W_hh + rnn.b_h

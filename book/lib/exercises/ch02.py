@@ -16,7 +16,8 @@ from .core import Wrong, call, checker, close, match_typical, number, require_fu
 
 # -- the data of the exercises (the chapter's exercise texts state these numbers) --------
 DIAGONAL, BPTT_STEPS, FLOAT32_STEPS = 0.5, 100, 150   # W_hh = 0.5 I, gradients through 100 / 150 steps
-SHARING = dict(input_size=67, hidden_size=128, steps=64)  # one-hot characters, 128 units, 64 steps
+SHARING = dict(input_size=67, hidden_size=128, steps=64,  # one-hot characters, 128 units, 64 steps
+               embedding_dim=64)                         # or a 64-dimensional embedding in front
 DECAY = dict(scale=0.8, fraction=1e-6)                 # orthogonal W_hh scaled by 0.8; when below 1e-6?
 
 __all__ = ["check_vanishing_gradient", "check_parameter_counts", "check_step_jacobian",
@@ -62,9 +63,11 @@ def check_vanishing_gradient(after_100, float32_after_150) -> str:
 
 # -- exercise: how many parameters does sharing across time save? ---------------------------
 @checker
-def check_parameter_counts(shared, unshared) -> str:
+def check_parameter_counts(shared, unshared, embedded=None) -> str:
     """Parameters of one RNN layer (W_xh, W_hh, b_h) shared over all steps, and of the
-    counterfactual with its own W_xh, W_hh and b_h at every one of the ``steps`` steps."""
+    counterfactual with its own W_xh, W_hh and b_h at every one of the ``steps`` steps.
+    ``embedded`` (optional): the embedding table and the shared layer together, when an
+    ``embedding_dim``-dimensional embedding replaces the one-hot inputs."""
     d, h, T = SHARING["input_size"], SHARING["hidden_size"], SHARING["steps"]
     right = d * h + h * h + h
     value = number(shared, "the shared parameter count", example="10 * 20 + 30")
@@ -82,7 +85,24 @@ def check_parameter_counts(shared, unshared) -> str:
                                 "W_xh, W_hh and b_h."),
         (right ** T, "copies add up, they do not multiply: T steps with their own weights have T times as many."),
     ], rel=1e-9, abs_=0.0, otherwise=f"Each of the {T} steps has its own copy of all {right} parameters.")
-    return f"{right} shared against {T * right} unshared: {T} times fewer, whatever the length of the text."
+    verdict = f"{right} shared against {T * right} unshared: {T} times fewer, whatever the length of the text."
+    if embedded is None:
+        return verdict
+    e = SHARING["embedding_dim"]
+    with_embedding = d * e + e * h + h * h + h
+    value = number(embedded, "the parameter count with an embedding", example="67 * 64 + 64 * 128")
+    match_typical(value, with_embedding, [
+        (e * h + h * h + h, "you left out the embedding table itself (vocabulary x embedding_dim)."),
+        (d * e + d * h + h * h + h, "W_xh now reads the embedding, not the one-hot vector: it is "
+                                    "embedding_dim x hidden_size."),
+        (d * e + e * h + h * h + 2 * h, "that counts two biases, as torch.nn.RNN stores them; the equation "
+                                        "has one, b_h."),
+        (d * e + e * h + h * h, "you left out the bias b_h."),
+        (d * e, "that is the embedding table alone; add the layer's W_xh, W_hh and b_h."),
+    ], rel=1e-9, abs_=0.0, otherwise="Count the embedding table, then W_xh (now embedding_dim x hidden_size), "
+                                     "W_hh and b_h.")
+    return (f"{verdict} With the embedding: {with_embedding}, {with_embedding - right} more than "
+            f"with one-hot inputs.")
 
 
 # -- exercise: the Jacobian of one step --------------------------------------------------------
