@@ -9,7 +9,8 @@ import torch
 
 from seqbook.exercises.ch02 import (DECAY, DECAY_UNROLL, SHARING, check_bptt, check_clip_by_global_norm,
                                     check_decay_measurement, check_decay_steps,
-                                    check_parameter_counts, check_step_jacobian, check_vanishing_gradient)
+                                    check_parameter_counts, check_relu_rates, check_step_jacobian,
+                                    check_vanishing_gradient, relu_decay_rates)
 
 
 def _fails_with(verdict, text):
@@ -441,3 +442,19 @@ def test_sampler_reports_a_crash_in_the_students_code(capsys):
     v = check_sampler(crashes)
     capsys.readouterr()
     assert not v and "your code raised" in v.message, v.message
+
+
+# -- ReLU instead of tanh ---------------------------------------------------------------------
+def test_relu_rates():
+    relu, tanh = relu_decay_rates("relu"), relu_decay_rates("tanh")
+    # the solution's claims: ReLU decays faster below 1 and grows faster at s = 2
+    assert relu[0.5] < tanh[0.5] and relu[1.0] < tanh[1.0] and relu[2.0] > tanh[2.0] > 1
+    assert check_relu_rates(relu)
+    assert check_relu_rates({s: float(r) + 0.005 for s, r in relu.items()})   # float32 noise
+    _fails_with(check_relu_rates(tanh), "tanh's rates")
+    _fails_with(check_relu_rates({s: 1 / r for s, r in relu.items()}), "wrong way")
+    _fails_with(check_relu_rates({**relu, 2.0: 2.0}), "s = 2.0 is not it")
+    _fails_with(check_relu_rates({0.5: relu[0.5]}), "missing 1.0, 2.0")
+    _fails_with(check_relu_rates(list(relu.values())), "expected a dict")
+    _fails_with(check_relu_rates({**relu, 1.0: "fast"}), "as a Python number")
+    _fails_with(check_relu_rates(...), "placeholder")

@@ -11,7 +11,9 @@ import math
 import numpy as np
 import torch
 
+from ..gradients import fit_rate, orthogonal_, state_jacobian_norms
 from ..rnn import RNNScratch
+from ..seeding import generator
 from .core import Wrong, call, checker, close, match_typical, number, require_function
 
 # -- the data of the exercises (the chapter's exercise texts state these numbers) --------
@@ -22,7 +24,7 @@ DECAY = dict(scale=0.8, fraction=1e-6)                 # orthogonal W_hh scaled 
 
 __all__ = ["check_vanishing_gradient", "check_parameter_counts", "check_step_jacobian",
            "check_clip_by_global_norm", "check_decay_steps", "check_decay_measurement",
-           "check_bptt", "check_sampler",
+           "check_bptt", "check_sampler", "check_relu_rates", "RELU", "relu_decay_rates",
            "SAMPLING_PREFIX", "DIAGONAL", "BPTT_STEPS",
            "FLOAT32_STEPS", "SHARING", "DECAY", "DECAY_UNROLL", "BPTT_CASES"]
 
@@ -283,6 +285,51 @@ def check_decay_measurement(norms) -> str:
     first = int((curve < f * curve[0]).nonzero()[0, 0])
     return (f"the measured curve is {s}^k at every k, and it first falls below {f:g} at k = {first}, "
             "as the hand calculation says.")
+
+
+# -- exercise: ReLU instead of tanh in the decay measurement -----------------------------------
+# the set-up of the chapter's decay table: RNNScratch(16, 64, seed=0), W_hh = s x orthogonal
+# (seed 1), inputs torch.randn(8, 60, 16) from generator(2)
+RELU = dict(scales=(0.5, 1.0, 2.0), input_size=16, hidden_size=64, batch=8, steps=60)
+
+
+def relu_decay_rates(nonlinearity: str = "relu", scales=RELU["scales"]) -> dict[float, float]:
+    """The fitted per-step rate of ``||dh_T/dh_t||`` for each scale, in the decay table's set-up."""
+    X = torch.randn(RELU["batch"], RELU["steps"], RELU["input_size"], generator=generator(2))
+    rates = {}
+    for s in scales:
+        rnn = RNNScratch(RELU["input_size"], RELU["hidden_size"], nonlinearity=nonlinearity, seed=0)
+        orthogonal_(rnn.W_hh, s, seed=1)
+        rates[s] = fit_rate(state_jacobian_norms(rnn.unroll(X)).flip(0))
+    return rates
+
+
+@checker
+def check_relu_rates(rates) -> str:
+    """``rates``: a dict from each scale s of ``RELU["scales"]`` to the fitted rate of the ReLU
+    network, measured as in the chapter's decay table."""
+    if rates is None or rates is Ellipsis:
+        raise NotImplementedError
+    if not isinstance(rates, dict):
+        raise Wrong(f"expected a dict from the scale s to the fitted rate, got {type(rates).__name__}.")
+    missing = [s for s in RELU["scales"] if s not in rates]
+    if missing:
+        raise Wrong(f"expected a rate for each of s = {', '.join(map(str, RELU['scales']))}; "
+                    f"missing {', '.join(map(str, missing))}.")
+    got = {s: number(rates[s], f"the rate at s = {s}", example="0.5") for s in RELU["scales"]}
+    right, tanh = relu_decay_rates("relu"), relu_decay_rates("tanh")
+    if all(close(got[s], right[s], rel=0.0, abs_=0.01) for s in got):
+        return ("ReLU: " + ", ".join(f"{right[s]:.3f} at s = {s}" for s in right)
+                + "; tanh: " + ", ".join(f"{tanh[s]:.3f}" for s in tanh) + ".")
+    if all(close(got[s], tanh[s], rel=0.0, abs_=0.01) for s in got):
+        raise Wrong("these are tanh's rates: build the RNNScratch with nonlinearity='relu'.")
+    if all(got[s] > 0 and close(1 / got[s], right[s], rel=0.0, abs_=0.01) for s in got):
+        raise Wrong("these are 1 / rate: the curve runs the wrong way. state_jacobian_norms is indexed "
+                    "by t; .flip(0) orders it by distance T - t.")
+    wrong = [s for s in got if not close(got[s], right[s], rel=0.0, abs_=0.01)]
+    raise Wrong(f"the rate at s = {wrong[0]} is not it ({got[wrong[0]]:.4g}). Use the decay table's set-up: "
+                "RNNScratch(16, 64, nonlinearity='relu', seed=0), orthogonal_(rnn.W_hh, s, seed=1), "
+                "the inputs X_decay, and fit_rate of the curve ordered by distance.")
 
 
 # -- exercise: backpropagation through time by hand ---------------------------------------------
