@@ -7,6 +7,8 @@ reads, and it computes its own reference answer (never from ``seqbook.exercises`
 from seqbook.authoring.grader import GradingSpec
 
 spec = GradingSpec(
+    # the ReLU exercise may call the decay table's decay_curve, on its inputs X_decay
+    setup=["X_decay", "decay_curve"],
     # the sampling exercise ends with samples of the chapter's trained language model
     experiments=["lm", "PREFIX", "vocab"],
 )
@@ -26,7 +28,8 @@ def float32_underflows_to_zero(float32_after_150):
         f"float32 rounds 2^-150 (half the smallest subnormal) to 0, not {float32_after_150!r}"
 
 
-spec.auto("ch2-ex-sharing")
+# written: does the embedding save parameters here, and for which sizes?
+spec.auto("ch2-ex-sharing", written=1)
 
 
 @spec.hidden("ch2-ex-sharing", points=1)
@@ -39,6 +42,13 @@ def shared_parameters(shared):
 def unshared_parameters(unshared):
     d, h = 67, 128
     assert int(unshared) == unshared and int(unshared) == 64 * (d * h + h * h + h), f"{unshared!r}: one set per step, 64 steps"
+
+
+@spec.hidden("ch2-ex-sharing", points=1)
+def parameters_with_an_embedding(embedded):
+    d, e, h = 67, 64, 128
+    assert int(embedded) == embedded and int(embedded) == d * e + e * h + h * h + h, \
+        f"{embedded!r} is not the count of the embedding table, W_xh (64 x 128), W_hh and b_h"
 
 
 spec.auto("ch2-ex-step-jacobian", written=1)
@@ -154,6 +164,24 @@ def decay_curve_measured(measured_norms):
         "the measured curve should be 0.8^k at every distance k (linear regime, ordered by distance)"
     right = next(k for k in range(1, 1000) if 0.8 ** k < 1e-6)
     assert int((curve < 1e-6 * curve[0]).nonzero()[0, 0]) == right
+
+
+# written: why ReLU decays faster below 1 and grows faster at s = 2
+spec.auto("ch2-ex-relu", written=1)
+
+
+@spec.hidden("ch2-ex-relu", points=1)
+def relu_rates_measured(relu_rates):
+    import torch
+    from seqbook import gradients, seeding
+    from seqbook import rnn as recurrent
+    inputs = torch.randn(8, 60, 16, generator=seeding.generator(2))
+    for scale in (0.5, 1.0, 2.0):
+        net = recurrent.RNNScratch(16, 64, nonlinearity="relu", seed=0)
+        gradients.orthogonal_(net.W_hh, scale, seed=1)
+        right = gradients.fit_rate(gradients.state_jacobian_norms(net.unroll(inputs)).flip(0))
+        assert abs(float(relu_rates[scale]) - right) < 0.01, \
+            f"{relu_rates[scale]!r} is not the ReLU rate at s = {scale}"
 
 
 spec.auto("ch2-ex-sampling", written=2,

@@ -9,7 +9,8 @@ import torch
 
 from seqbook.exercises.ch02 import (DECAY, DECAY_UNROLL, SHARING, check_bptt, check_clip_by_global_norm,
                                     check_decay_measurement, check_decay_steps,
-                                    check_parameter_counts, check_step_jacobian, check_vanishing_gradient)
+                                    check_parameter_counts, check_relu_rates, check_step_jacobian,
+                                    check_vanishing_gradient, relu_decay_rates)
 
 
 def _fails_with(verdict, text):
@@ -55,6 +56,26 @@ def test_parameter_counts():
     _fails_with(check_parameter_counts(n, T * h * h + d * h + h), "only W_hh")
     _fails_with(check_parameter_counts(n, n), "not it")
     _fails_with(check_parameter_counts(..., ...), "placeholder")
+
+
+def test_parameter_counts_with_an_embedding():
+    d, h, T, e = (SHARING[k] for k in ("input_size", "hidden_size", "steps", "embedding_dim"))
+    n = d * h + h * h + h
+    right = d * e + e * h + h * h + h
+    verdict = check_parameter_counts(n, T * n, right)
+    assert verdict and str(right) in verdict.message and str(right - n) in verdict.message
+    assert right == 28_992 and right - n == 3_904   # the numbers of the solution's text
+    _fails_with(check_parameter_counts(n, T * n, e * h + h * h + h), "embedding table itself")
+    _fails_with(check_parameter_counts(n, T * n, d * e + d * h + h * h + h), "embedding_dim x hidden_size")
+    _fails_with(check_parameter_counts(n, T * n, right + h), "two biases")
+    _fails_with(check_parameter_counts(n, T * n, right - h), "bias b_h")
+    _fails_with(check_parameter_counts(n, T * n, d * e), "embedding table alone")
+    _fails_with(check_parameter_counts(n, T * n, n), "not it")
+    # the first two answers are checked first; junk in the third gets a clear message
+    _fails_with(check_parameter_counts(n - h, T * n, right), "bias")
+    _fails_with(check_parameter_counts(n, T * n, ...), "placeholder")
+    _fails_with(check_parameter_counts(n, T * n, "many"), "as a Python number")
+    _fails_with(check_parameter_counts(n, T * n, [right]), "expected")
 
 
 # -- the Jacobian of one step -------------------------------------------------------------------
@@ -421,3 +442,19 @@ def test_sampler_reports_a_crash_in_the_students_code(capsys):
     v = check_sampler(crashes)
     capsys.readouterr()
     assert not v and "your code raised" in v.message, v.message
+
+
+# -- ReLU instead of tanh ---------------------------------------------------------------------
+def test_relu_rates():
+    relu, tanh = relu_decay_rates("relu"), relu_decay_rates("tanh")
+    # the solution's claims: ReLU decays faster below 1 and grows faster at s = 2
+    assert relu[0.5] < tanh[0.5] and relu[1.0] < tanh[1.0] and relu[2.0] > tanh[2.0] > 1
+    assert check_relu_rates(relu)
+    assert check_relu_rates({s: float(r) + 0.005 for s, r in relu.items()})   # float32 noise
+    _fails_with(check_relu_rates(tanh), "tanh's rates")
+    _fails_with(check_relu_rates({s: 1 / r for s, r in relu.items()}), "wrong way")
+    _fails_with(check_relu_rates({**relu, 2.0: 2.0}), "s = 2.0 is not it")
+    _fails_with(check_relu_rates({0.5: relu[0.5]}), "missing 1.0, 2.0")
+    _fails_with(check_relu_rates(list(relu.values())), "expected a dict")
+    _fails_with(check_relu_rates({**relu, 1.0: "fast"}), "as a Python number")
+    _fails_with(check_relu_rates(...), "placeholder")

@@ -237,14 +237,14 @@ def unrolled_rnn_diagram(steps: int = 4, backward: bool = False, detach_after: i
                          ha="center", va="top", color=_CH2_BACKWARD_COLOUR)
     if detach_after is not None:
         cut = (x_of[detach_after] + x_of[detach_after + 1]) / 2
-        cv.ax.plot([cut, cut], [bottom - 0.4, top + 0.45], color="0.45", ls="--", lw=1.2)
+        cv.ax.plot([cut, cut], [bottom - 0.3, top + 0.45], color="0.45", ls="--", lw=1.2)
         cv.label(cut, top + 0.5, "detach", fontsize=9, ha="center", va="bottom", color="0.3")
     if backward:
         cv.label(width - 0.1, 0.05, r"red: the backward pass, $J_t = \mathrm{diag}(\phi'(a_t))\,W_{hh}^\top$",
-                 fontsize=8, ha="right", va="bottom", color=_CH2_BACKWARD_COLOUR)
+                 fontsize=9, ha="right", va="bottom", color=_CH2_BACKWARD_COLOUR)
     else:
         cv.label(width - 0.1, 0.05, r"$L_t$: the loss of predicting $x_{t+1}$ from $h_t$; "
-                 r"$L = L_1 + \dots + L_T$", fontsize=8, ha="right", va="bottom")
+                 r"$L = L_1 + \dots + L_T$", fontsize=9, ha="right", va="bottom")
     return cv.fig
 
 __all__ += ["unrolled_rnn_diagram"]

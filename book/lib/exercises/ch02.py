@@ -11,17 +11,20 @@ import math
 import numpy as np
 import torch
 
+from ..gradients import fit_rate, orthogonal_, state_jacobian_norms
 from ..rnn import RNNScratch
+from ..seeding import generator
 from .core import Wrong, call, checker, close, match_typical, number, require_function
 
 # -- the data of the exercises (the chapter's exercise texts state these numbers) --------
 DIAGONAL, BPTT_STEPS, FLOAT32_STEPS = 0.5, 100, 150   # W_hh = 0.5 I, gradients through 100 / 150 steps
-SHARING = dict(input_size=67, hidden_size=128, steps=64)  # one-hot characters, 128 units, 64 steps
+SHARING = dict(input_size=67, hidden_size=128, steps=64,  # one-hot characters, 128 units, 64 steps
+               embedding_dim=64)                         # or a 64-dimensional embedding in front
 DECAY = dict(scale=0.8, fraction=1e-6)                 # orthogonal W_hh scaled by 0.8; when below 1e-6?
 
 __all__ = ["check_vanishing_gradient", "check_parameter_counts", "check_step_jacobian",
            "check_clip_by_global_norm", "check_decay_steps", "check_decay_measurement",
-           "check_bptt", "check_sampler",
+           "check_bptt", "check_sampler", "check_relu_rates", "RELU", "relu_decay_rates",
            "SAMPLING_PREFIX", "DIAGONAL", "BPTT_STEPS",
            "FLOAT32_STEPS", "SHARING", "DECAY", "DECAY_UNROLL", "BPTT_CASES"]
 
@@ -62,9 +65,11 @@ def check_vanishing_gradient(after_100, float32_after_150) -> str:
 
 # -- exercise: how many parameters does sharing across time save? ---------------------------
 @checker
-def check_parameter_counts(shared, unshared) -> str:
+def check_parameter_counts(shared, unshared, embedded=None) -> str:
     """Parameters of one RNN layer (W_xh, W_hh, b_h) shared over all steps, and of the
-    counterfactual with its own W_xh, W_hh and b_h at every one of the ``steps`` steps."""
+    counterfactual with its own W_xh, W_hh and b_h at every one of the ``steps`` steps.
+    ``embedded`` (optional): the embedding table and the shared layer together, when an
+    ``embedding_dim``-dimensional embedding replaces the one-hot inputs."""
     d, h, T = SHARING["input_size"], SHARING["hidden_size"], SHARING["steps"]
     right = d * h + h * h + h
     value = number(shared, "the shared parameter count", example="10 * 20 + 30")
@@ -82,7 +87,24 @@ def check_parameter_counts(shared, unshared) -> str:
                                 "W_xh, W_hh and b_h."),
         (right ** T, "copies add up, they do not multiply: T steps with their own weights have T times as many."),
     ], rel=1e-9, abs_=0.0, otherwise=f"Each of the {T} steps has its own copy of all {right} parameters.")
-    return f"{right} shared against {T * right} unshared: {T} times fewer, whatever the length of the text."
+    verdict = f"{right} shared against {T * right} unshared: {T} times fewer, whatever the length of the text."
+    if embedded is None:
+        return verdict
+    e = SHARING["embedding_dim"]
+    with_embedding = d * e + e * h + h * h + h
+    value = number(embedded, "the parameter count with an embedding", example="67 * 64 + 64 * 128")
+    match_typical(value, with_embedding, [
+        (e * h + h * h + h, "you left out the embedding table itself (vocabulary x embedding_dim)."),
+        (d * e + d * h + h * h + h, "W_xh now reads the embedding, not the one-hot vector: it is "
+                                    "embedding_dim x hidden_size."),
+        (d * e + e * h + h * h + 2 * h, "that counts two biases, as torch.nn.RNN stores them; the equation "
+                                        "has one, b_h."),
+        (d * e + e * h + h * h, "you left out the bias b_h."),
+        (d * e, "that is the embedding table alone; add the layer's W_xh, W_hh and b_h."),
+    ], rel=1e-9, abs_=0.0, otherwise="Count the embedding table, then W_xh (now embedding_dim x hidden_size), "
+                                     "W_hh and b_h.")
+    return (f"{verdict} With the embedding: {with_embedding}, {with_embedding - right} more than "
+            f"with one-hot inputs.")
 
 
 # -- exercise: the Jacobian of one step --------------------------------------------------------
@@ -263,6 +285,51 @@ def check_decay_measurement(norms) -> str:
     first = int((curve < f * curve[0]).nonzero()[0, 0])
     return (f"the measured curve is {s}^k at every k, and it first falls below {f:g} at k = {first}, "
             "as the hand calculation says.")
+
+
+# -- exercise: ReLU instead of tanh in the decay measurement -----------------------------------
+# the set-up of the chapter's decay table: RNNScratch(16, 64, seed=0), W_hh = s x orthogonal
+# (seed 1), inputs torch.randn(8, 60, 16) from generator(2)
+RELU = dict(scales=(0.5, 1.0, 2.0), input_size=16, hidden_size=64, batch=8, steps=60)
+
+
+def relu_decay_rates(nonlinearity: str = "relu", scales=RELU["scales"]) -> dict[float, float]:
+    """The fitted per-step rate of ``||dh_T/dh_t||`` for each scale, in the decay table's set-up."""
+    X = torch.randn(RELU["batch"], RELU["steps"], RELU["input_size"], generator=generator(2))
+    rates = {}
+    for s in scales:
+        rnn = RNNScratch(RELU["input_size"], RELU["hidden_size"], nonlinearity=nonlinearity, seed=0)
+        orthogonal_(rnn.W_hh, s, seed=1)
+        rates[s] = fit_rate(state_jacobian_norms(rnn.unroll(X)).flip(0))
+    return rates
+
+
+@checker
+def check_relu_rates(rates) -> str:
+    """``rates``: a dict from each scale s of ``RELU["scales"]`` to the fitted rate of the ReLU
+    network, measured as in the chapter's decay table."""
+    if rates is None or rates is Ellipsis:
+        raise NotImplementedError
+    if not isinstance(rates, dict):
+        raise Wrong(f"expected a dict from the scale s to the fitted rate, got {type(rates).__name__}.")
+    missing = [s for s in RELU["scales"] if s not in rates]
+    if missing:
+        raise Wrong(f"expected a rate for each of s = {', '.join(map(str, RELU['scales']))}; "
+                    f"missing {', '.join(map(str, missing))}.")
+    got = {s: number(rates[s], f"the rate at s = {s}", example="0.5") for s in RELU["scales"]}
+    right, tanh = relu_decay_rates("relu"), relu_decay_rates("tanh")
+    if all(close(got[s], right[s], rel=0.0, abs_=0.01) for s in got):
+        return ("ReLU: " + ", ".join(f"{right[s]:.3f} at s = {s}" for s in right)
+                + "; tanh: " + ", ".join(f"{tanh[s]:.3f}" for s in tanh) + ".")
+    if all(close(got[s], tanh[s], rel=0.0, abs_=0.01) for s in got):
+        raise Wrong("these are tanh's rates: build the RNNScratch with nonlinearity='relu'.")
+    if all(got[s] > 0 and close(1 / got[s], right[s], rel=0.0, abs_=0.01) for s in got):
+        raise Wrong("these are 1 / rate: the curve runs the wrong way. state_jacobian_norms is indexed "
+                    "by t; .flip(0) orders it by distance T - t.")
+    wrong = [s for s in got if not close(got[s], right[s], rel=0.0, abs_=0.01)]
+    raise Wrong(f"the rate at s = {wrong[0]} is not it ({got[wrong[0]]:.4g}). Use the decay table's set-up: "
+                "RNNScratch(16, 64, nonlinearity='relu', seed=0), orthogonal_(rnn.W_hh, s, seed=1), "
+                "the inputs X_decay, and fit_rate of the curve ordered by distance.")
 
 
 # -- exercise: backpropagation through time by hand ---------------------------------------------
