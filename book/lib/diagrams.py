@@ -423,9 +423,9 @@ def transformer_diagram() -> Figure:
         cv.node(x, 2.3, "+")
         cv.label(x - 1.05, 2.3, "positions", ha="right", va="center", fontsize=9)
         cv.arrow([(x - 1.0, 2.3), (x - 0.27, 2.3)])
-        right = x == xe                                  # away from the residual paths
-        cv.label(x + (0.12 if right else -0.12), 2.62, r"(n, $d_{model}$)" if right else r"(m, $d_{model}$)",
-                 ha="left" if right else "right", va="bottom", **_CH6_SHAPE)
+        # beside the "+", opposite the positions: clear of the layer box and the residual paths
+        cv.label(x + 0.36, 2.3, r"(n, $d_{model}$)" if x == xe else r"(m, $d_{model}$)",
+                 ha="left", va="center", **_CH6_SHAPE)
     # one encoder layer (residual paths on the left) and one decoder layer (on the right)
     enc_bottom, dec_bottom = 2.57, 2.57
     enc_top = _ch6_layer(cv, xe, xe - 1.95, enc_bottom, [
