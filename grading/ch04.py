@@ -173,6 +173,42 @@ def stepwise_loss_can_train(teacher_forced_loss):
     assert model.encoder.embedding.weight.grad is not None, "the gradient must reach the encoder"
 
 
+spec.auto("ch4-ex-context-decoder", written=1)
+
+
+@spec.hidden("ch4-ex-context-decoder", points=2)
+def form_c_from_its_parts(context_logits):
+    import torch
+    from seqbook.seq2seq import Seq2Seq
+    from seqbook.translation import pad
+    gen = torch.Generator().manual_seed(43)
+    model = Seq2Seq(9, 12, embed_size=5, hidden_size=7, cell="lstm", feed_context=True, seed=43)
+    src = [torch.randint(4, 9, (n,), generator=gen).tolist() for n in (5, 2, 6, 3)]
+    tgt = [torch.randint(4, 12, (m,), generator=gen).tolist() for m in (2, 4, 1, 3)]
+    src_ids, lengths, tgt_in = pad(src), torch.tensor([len(s) for s in src]), pad([[1] + t for t in tgt])
+    with torch.no_grad():
+        right = model(src_ids, lengths, tgt_in)
+        got = context_logits(model, src_ids, lengths, tgt_in)
+    assert isinstance(got, torch.Tensor) and got.shape == right.shape, \
+        f"expected logits of shape {tuple(right.shape)}"
+    assert torch.allclose(got, right, atol=1e-5), "the logits are not those of form (C)"
+
+
+@spec.hidden("ch4-ex-context-decoder", points=1)
+def form_c_with_two_layers(context_logits):
+    import torch
+    from seqbook.seq2seq import Seq2Seq
+    from seqbook.translation import pad
+    model = Seq2Seq(8, 9, embed_size=4, hidden_size=6, num_layers=2, cell="lstm", feed_context=True,
+                    seed=44)
+    src_ids, lengths = pad([[4, 5, 6, 7], [5, 6]]), torch.tensor([4, 2])
+    tgt_in = pad([[1, 4, 5], [1, 6]])
+    with torch.no_grad():
+        right = model(src_ids, lengths, tgt_in)
+        got = context_logits(model, src_ids, lengths, tgt_in)
+    assert torch.allclose(got, right, atol=1e-5), "with two layers, v is the top layer's h"
+
+
 spec.auto("ch4-ex-bpe", written=2)
 
 

@@ -329,3 +329,51 @@ def test_corpus_bleu_right_and_typical_mistakes():
     v = check_corpus_bleu(lambda h, r: "high")
     assert not v and "test corpus 1" in v.message
     assert not check_corpus_bleu(None) and "placeholder" in check_corpus_bleu(None).message
+
+
+# -- form (C) from its parts -----------------------------------------------------------------------
+def test_context_logits_right_answer():
+    from seqbook.exercises.ch04 import _context_variant, check_context_logits
+
+    def by_hand(model, src, src_lengths, tgt_in):  # written out as a student would
+        from torch.nn.utils.rnn import pack_padded_sequence
+        packed = pack_padded_sequence(model.encoder.embedding(src), src_lengths, batch_first=True,
+                                      enforce_sorted=False)
+        _, (h, c) = model.encoder.rnn(packed)
+        x = model.decoder.embedding(tgt_in)
+        x = torch.cat([x, h[-1].unsqueeze(1).repeat(1, x.shape[1], 1)], dim=-1)
+        outputs, _ = model.decoder.rnn(x, (h, c))
+        return model.decoder.out(outputs)
+
+    _verdict(check_context_logits(by_hand), True, "two padded batches")
+    _verdict(check_context_logits(_context_variant), True)
+
+
+def test_context_logits_names_the_usual_mistakes():
+    from seqbook.exercises.ch04 import _context_variant, check_context_logits
+
+    def mistake(**options):
+        return lambda m, s, l, t: _context_variant(m, s, l, t, **options)
+
+    _verdict(check_context_logits(mistake(packed=False)), False, "pack_padded_sequence")
+    _verdict(check_context_logits(mistake(context="c")), False, "cell state c")
+    _verdict(check_context_logits(mistake(context_first=True)), False, "the embedding first")
+    _verdict(check_context_logits(mistake(start="zeros")), False, "not from zeros")
+    _verdict(check_context_logits(lambda m, s, l, t: m(s, l, t)), False, "you called forward")
+    _verdict(check_context_logits(lambda m, s, l, t: m.decoder(t, m.start(s, l))[0]), False, "you called")
+    _verdict(check_context_logits(lambda m, s, l, t: m.encoder(s, l)[0]), False, "you called Encoder")
+    _verdict(check_context_logits(lambda m, s, l, t: _context_variant(m, s, l, t)[:, :-1]), False,
+             "shape")
+    _verdict(check_context_logits(lambda m, s, l, t: _context_variant(m, s, l, t) + 0.1), False,
+             "differ from the model's")
+
+
+def test_context_logits_junk_input():
+    from seqbook.exercises.ch04 import check_context_logits
+
+    assert not check_context_logits(None) and "placeholder" in check_context_logits(None).message
+    _verdict(check_context_logits(42), False, "expected a function")
+    _verdict(check_context_logits(lambda m, s, l, t: "logits"), False, "as a tensor")
+    _verdict(check_context_logits(lambda m, s, l, t: [[0.0]]), False, "as a tensor")
+    v = check_context_logits(lambda m, s, l, t: 1 / 0)
+    assert not v and v.message

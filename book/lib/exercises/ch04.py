@@ -546,3 +546,89 @@ def check_teacher_forced_loss(teacher_forced_loss) -> str:
                     "the step-by-step logits against tgt_out over the non-<pad> positions).")
     return ("your step-by-step loss equals the parallel teacher-forced pass on two padded batches: "
             "with the reference as input, every position's input is known in advance.")
+
+
+# -- exercise: form (C) from its parts ------------------------------------------------------------
+__all__ += ["check_context_logits"]
+
+
+def _context_case(seed: int):
+    """A small untrained form-(C) LSTM model and a padded batch of three made-up pairs."""
+    from ..seq2seq import Seq2Seq
+    from ..translation import BOS, pad
+
+    gen = torch.Generator().manual_seed(seed)
+    model = Seq2Seq(11, 13, embed_size=6, hidden_size=10, cell="lstm", feed_context=True, seed=seed)
+    src = [torch.randint(4, 11, (n,), generator=gen).tolist() for n in (4, 7, 2)]
+    tgt = [torch.randint(4, 13, (m,), generator=gen).tolist() for m in (3, 5, 1)]
+    return model, pad(src), torch.tensor([len(s) for s in src]), pad([[BOS] + t for t in tgt])
+
+
+def _context_variant(model, src, src_lengths, tgt_in, packed=True, context="h",
+                             context_first=False, start="encoder"):
+    """Form (C)'s teacher-forced logits from the model's parts; the keywords give the usual
+    mistakes: no packing, the cell state c as v, [v; E] for [E; v], a zero starting state."""
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+    embedded = model.encoder.embedding(src)                          # (batch, T_x, d)
+    if packed:
+        embedded = pack_padded_sequence(embedded, src_lengths.cpu(), batch_first=True,
+                                        enforce_sorted=False)
+    _, (h, c) = model.encoder.rnn(embedded)                          # (layers, batch, d_h) each
+    v = (h if context == "h" else c)[-1]                             # (batch, d_h)
+    x = model.decoder.embedding(tgt_in)                              # (batch, m, d)
+    v_each = v[:, None, :].expand(-1, x.shape[1], -1)
+    x = torch.cat([v_each, x] if context_first else [x, v_each], dim=-1)
+    state = (h, c) if start == "encoder" else (torch.zeros_like(h), torch.zeros_like(c))
+    outputs, _ = model.decoder.rnn(x, state)
+    return model.decoder.out(outputs)                                # (batch, m, |V_tgt|)
+
+
+@checker
+def check_context_logits(context_logits) -> str:
+    """``context_logits(model, src, src_lengths, tgt_in) -> logits`` (batch, m, |V_tgt|): form (C)
+    built from the model's parts; it must equal ``model(src, src_lengths, tgt_in)``."""
+    require_function(context_logits)
+    hints = {
+        "unpacked": "each sentence's final state must be taken at its own last word: pack the "
+                    "padded batch (pack_padded_sequence) before the encoder's LSTM.",
+        "c as v": "you fed the cell state c as the context; v is the top layer's hidden state h.",
+        "v first": "the decoder's input is [E_y[y_{i-1}]; v], the embedding first, then v.",
+        "zero start": "the decoder starts from the encoder's final state (h, c), not from zeros.",
+    }
+    variants = {"unpacked": dict(packed=False), "c as v": dict(context="c"),
+                "v first": dict(context_first=True), "zero start": dict(start="zeros")}
+    forbidden = ("forward", "start", "step")
+    for seed in (0, 1):
+        model, src, lengths, tgt_in = _context_case(seed)
+        with torch.no_grad():
+            right = model(src, lengths, tgt_in)
+        calls = []
+        for name in forbidden:                  # the whole model's own methods are off limits
+            original = getattr(model, name)
+            setattr(model, name,
+                    lambda *a, _n=name, _f=original, **k: calls.append(_n) or _f(*a, **k))
+        for part in (model.encoder, model.decoder):
+            part.register_forward_hook(lambda module, args, out: calls.append(type(module).__name__))
+        with torch.no_grad():
+            logits = context_logits(model, src.clone(), lengths.clone(), tgt_in.clone())
+        if calls:
+            raise Wrong(f"you called {calls[0]}: build form (C) from the parts (the embeddings, "
+                        "the two LSTMs and decoder.out), not with the model's own methods.")
+        if not isinstance(logits, torch.Tensor):
+            raise Wrong(f"expected the logits as a tensor, got {describe(logits)}.")
+        if tuple(logits.shape) != tuple(right.shape):
+            raise Wrong(f"expected logits of shape {tuple(right.shape)} (batch, target length, "
+                        f"|V_tgt|), got {tuple(logits.shape)}.")
+        if torch.allclose(logits.double(), right.double(), atol=1e-5):
+            continue
+        with torch.no_grad():
+            for name, options in variants.items():
+                mistake = _context_variant(model, src, lengths, tgt_in, **options)
+                if torch.allclose(logits, mistake, atol=1e-5):
+                    raise Wrong(hints[name])
+        worst = float((logits - right).abs().max())
+        raise Wrong(f"your logits differ from the model's by up to {worst:.3g}: the decoder reads "
+                    "[E_y[y_{i-1}]; v] at every step, starting from the encoder's final (h, c).")
+    return ("your form (C) gives the model's own logits on two padded batches: the context v "
+            "enters every decoder step, beside the previous word's embedding.")
