@@ -730,6 +730,8 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
                           label="leads to a returned translation"),
                plt.Line2D([], [], color=link_colours["dropped"], lw=0.9, ls="--",
                           label="not among the k returned"),
+               plt.Line2D([], [], ls="none", marker="s", mfc="none", mec="0.3", ms=9,
+                          label="framed: <eos>, a finished hypothesis"),
                plt.Line2D([], [], ls="none", label="punctuation in quotes: '.'")]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
               fontsize=8.5, frameon=False)
