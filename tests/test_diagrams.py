@@ -351,7 +351,8 @@ def test_beam_tree_diagram_shows_punctuation_scores_and_a_legend():
     assert all(t.get_fontsize() >= 8 for t in texts)
     assert fig.get_size_inches()[0] <= 7.0 + 1e-9                   # shown at its own size
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert len(legend) == 4 and "the best translation" in legend
+    assert len(legend) == 5 and "the best translation" in legend
+    assert any(entry.startswith("framed: <eos>") for entry in legend)   # what a frame means
     assert any("punctuation" in entry for entry in legend)   # why '.' is quoted
     # the legend sits below the tree, so it hides no node
     fig.canvas.draw()

@@ -151,8 +151,9 @@ def gru_cell_diagram() -> Figure:
     cv.ax.plot([6.6], [xin], "o", color="0.25", ms=3.5, zorder=4)
     cv.label(6.68, 1.35, r"$W_{in}x_t+b_{in}$", fontsize=8)
     cv.arrow([(7.09, 2.5), (7.53, 2.5)])
-    cv.label(10.3, 5.65, r"$n_t=\tanh(W_{in}x_t+b_{in}+r_t\odot(W_{hn}h_{t-1}+b_{hn}))$",
-             fontsize=11, ha="right")
+    # the candidate's formula just above its tanh box, in the free band under the state line
+    cv.label(6.8, 4.35, r"$n_t=\tanh(W_{in}x_t+b_{in}+r_t\odot(W_{hn}h_{t-1}+b_{hn}))$",
+             fontsize=10, ha="right")
     cv.label(10.3, 0.05, "red: the additive path of the state", fontsize=8, ha="right",
              color=_HIGHWAY_COLOUR)
     return cv.fig
@@ -729,6 +730,8 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
                           label="leads to a returned translation"),
                plt.Line2D([], [], color=link_colours["dropped"], lw=0.9, ls="--",
                           label="not among the k returned"),
+               plt.Line2D([], [], ls="none", marker="s", mfc="none", mec="0.3", ms=9,
+                          label="framed: <eos>, a finished hypothesis"),
                plt.Line2D([], [], ls="none", label="punctuation in quotes: '.'")]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
               fontsize=8.5, frameon=False)
