@@ -51,6 +51,14 @@ def parameters_with_an_embedding(embedded):
         f"{embedded!r} is not the count of the embedding table, W_xh (64 x 128), W_hh and b_h"
 
 
+@spec.hidden("ch2-ex-sharing", points=1)
+def largest_embedding_that_saves(break_even):
+    d, h = 67, 128
+    right = max(k for k in range(1, d * h) if d * k + k * h < d * h)
+    assert int(break_even) == break_even and int(break_even) == right, \
+        f"{break_even!r} is not the largest size k with 67 k + k 128 < 67 x 128"
+
+
 spec.auto("ch2-ex-step-jacobian", written=1)
 
 

@@ -131,6 +131,28 @@ def test_unrolled_rnn_truncation_stops_the_gradient_not_the_state():
     plt.close(fig)
 
 
+@pytest.mark.parametrize("steps, total", [(1, "L = L_1$"), (2, "L = L_1 + L_2$"),
+                                          (4, r"L = L_1 + \dots + L_4$")])
+def test_unrolled_rnn_footnote_sums_the_losses_of_the_steps_drawn(steps, total):
+    fig = unrolled_rnn_diagram(steps)
+    footnote = [label for label in diagram_labels(fig) if "the loss of predicting" in label]
+    assert len(footnote) == 1 and total in footnote[0] and f"$T = {steps}$" in footnote[0], footnote
+    plt.close(fig)
+
+
+def test_unrolled_rnn_detach_line_does_not_cross_a_weight_label():
+    fig = unrolled_rnn_diagram(4, backward=True, detach_after=2)
+    ax = fig.axes[0]
+    (cut,) = {x for line in ax.lines for x in line.get_xdata()}
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for text in ax.texts:
+        if text.get_text() == "$W_{hh}$":
+            box = text.get_window_extent(renderer).transformed(ax.transData.inverted())
+            assert not box.x0 <= cut <= box.x1, (text.get_position(), cut)
+    plt.close(fig)
+
+
 def test_unrolled_rnn_parts_lie_inside_the_axes():
     for kwargs in ({}, {"backward": True, "detach_after": 1}):
         fig = unrolled_rnn_diagram(5, **kwargs)

@@ -78,6 +78,24 @@ def test_parameter_counts_with_an_embedding():
     _fails_with(check_parameter_counts(n, T * n, [right]), "expected")
 
 
+def test_parameter_counts_break_even_embedding_size():
+    d, h, T, e = (SHARING[k] for k in ("input_size", "hidden_size", "steps", "embedding_dim"))
+    n, right = d * h + h * h + h, d * e + e * h + h * h + h
+    verdict = check_parameter_counts(n, T * n, right, 43)
+    assert verdict and "43 is right" in verdict.message and "8,385" in verdict.message
+    # 43 is the largest size that saves; 44 is the first that costs (the solution's text)
+    assert d * 43 + 43 * h < d * h < d * 44 + 44 * h
+    _fails_with(check_parameter_counts(n, T * n, right, 44), "round it down")
+    _fails_with(check_parameter_counts(n, T * n, right, 64), "costs parameters")
+    _fails_with(check_parameter_counts(n, T * n, right, 67), "only adds its table")
+    _fails_with(check_parameter_counts(n, T * n, right, 20), "not it")
+    _fails_with(check_parameter_counts(n, T * n, right, 43.5), "whole number")
+    _fails_with(check_parameter_counts(n, T * n, right, 0), "positive whole number")
+    _fails_with(check_parameter_counts(n, T * n, right, ...), "placeholder")
+    # the embedded count is checked first
+    _fails_with(check_parameter_counts(n, T * n, right - h, 43), "bias b_h")
+
+
 # -- the Jacobian of one step -------------------------------------------------------------------
 def right_jacobian(rnn, x, h):
     a = x @ rnn.W_xh + h @ rnn.W_hh + rnn.b_h

@@ -61,7 +61,7 @@ def test_why_a_bidirectional_language_model_is_refused():
 
     torch.manual_seed(0)
     leaky = Leaky(nn.GRU(8, 16, batch_first=True, bidirectional=True))
-    train_lm(leaky, train_ids, 150, batch_size=16, seq_len=32, lr=1e-2, truncated=False, device="cpu")
+    train_lm(leaky, train_ids, 150, batch_size=16, seq_len=32, lr=1e-2, carry_state=False, device="cpu")
     assert perplexity(leaky, val_ids, seq_len=32) < 4  # "predicts" random tokens: it has read them
     with pytest.raises(ValueError, match="bidirectional"):
         RecurrentLM(V16, nn.GRU(8, 16, batch_first=True, bidirectional=True), embedding_dim=8)

@@ -79,6 +79,29 @@ def test_same_seed_same_model(device):
     assert torch.equal(run(), run())
 
 
+def _trained_W_hh(**state_option):
+    torch.manual_seed(0)
+    model = RecurrentLM(5, RNNScratch(5, 8, seed=0))
+    train_lm(model, _periodic(), 6, batch_size=4, seq_len=8, seed=3, device="cpu", **state_option)
+    return model.layer.W_hh.detach().clone()
+
+
+def test_carry_state_changes_training_and_truncated_is_its_deprecated_alias():
+    import warnings
+    carried, reset = _trained_W_hh(carry_state=True), _trained_W_hh(carry_state=False)
+    assert not torch.equal(carried, reset)          # the option does something
+    assert torch.equal(_trained_W_hh(), carried)    # carrying the state is the default
+    for old, new in ((True, carried), (False, reset)):
+        with pytest.warns(FutureWarning, match="carry_state"):
+            assert torch.equal(_trained_W_hh(truncated=old), new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")               # the new name does not warn
+        _trained_W_hh(carry_state=False)
+    with pytest.raises(ValueError, match="carry_state=False and truncated=True"), \
+            pytest.warns(FutureWarning):
+        _trained_W_hh(carry_state=False, truncated=True)
+
+
 def test_truncation_cuts_the_gradient_at_the_chunk_boundary():
     """With the state carried but detached, chunk 2's loss changes the weights only through
     chunk 2's own steps; without detaching, its gradient also flows back into chunk 1."""

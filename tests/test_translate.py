@@ -65,7 +65,7 @@ def test_the_drift_test_fails_when_an_english_cell_changes(tmp_path):
     before = tr.page_status(ch01, root)
     assert before.complete and before.claimed is True, "chapter 1 is translated: the control must pass"
     # edit one English sentence of a translated cell, and add a new markdown cell
-    edit_markdown_cell(ch01.path, "ec6ebf9d", lambda s: s.replace("A bag of words gives", "A bag of words assigns"))
+    edit_markdown_cell(ch01.path, "ec6ebf9d", lambda s: s.replace("(unigram) model gives", "(unigram) model assigns"))
     nb = nbformat.read(ch01.path, as_version=4)
     nb.cells.insert(5, nbformat.v4.new_markdown_cell("A new paragraph of English."))
     new_id = nb.cells[5].id

@@ -205,9 +205,9 @@ def unrolled_rnn_diagram(steps: int = 4, backward: bool = False, detach_after: i
     else:
         title = "the unrolled network: the same $W_{xh}$, $W_{hh}$, $W_{hq}$ at every step"
     gap = 2.3
-    width, height = 1.6 + steps * gap, 5.4
+    width, height = 1.6 + steps * gap, 5.7
     cv = _Canvas(width, height, title)
-    bottom, middle, top = 0.7, 2.55, 4.4
+    bottom, middle, top = 1.0, 2.85, 4.7   # room under the inputs for the footnote
     x_of = {t: 0.7 + t * gap for t in range(steps + 1)}
 
     def state_box(t):
@@ -224,8 +224,10 @@ def unrolled_rnn_diagram(steps: int = 4, backward: bool = False, detach_after: i
         cv.arrow([(x, middle + 0.32), (x, top - 0.32)])
         cv.label(x - 0.08, (middle + top) / 2, "$W_{hq}$", fontsize=9, ha="right", va="center")
         cv.arrow([(x_of[t - 1] + 0.46, middle), (x - 0.46, middle)])
-        cv.label((x_of[t - 1] + x) / 2, middle + 0.12, "$W_{hh}$", fontsize=9, ha="center",
-                 va="bottom", zorder=4, bbox=dict(fc="white", ec="none", pad=0.5))
+        # beside a detach line rather than on it
+        shift = -0.4 if detach_after is not None and t == detach_after + 1 else 0.0
+        cv.label((x_of[t - 1] + x) / 2 + shift, middle + 0.12, "$W_{hh}$", fontsize=9,
+                 ha="center", va="bottom", zorder=4, bbox=dict(fc="white", ec="none", pad=0.5))
         if backward:
             cv.arrow([(x + 0.22, top - 0.32), (x + 0.22, middle + 0.32)], _CH2_BACKWARD_COLOUR)
             if t == steps:
@@ -244,8 +246,10 @@ def unrolled_rnn_diagram(steps: int = 4, backward: bool = False, detach_after: i
         cv.label(width - 0.1, 0.05, r"red: the backward pass, $J_t = \mathrm{diag}(\phi'(a_t))\,W_{hh}^\top$",
                  fontsize=9, ha="right", va="bottom", color=_CH2_BACKWARD_COLOUR)
     else:
+        total = " + ".join(f"L_{t}" for t in range(1, steps + 1)) if steps <= 2 else \
+            rf"L_1 + \dots + L_{steps}"
         cv.label(width - 0.1, 0.05, r"$L_t$: the loss of predicting $x_{t+1}$ from $h_t$; "
-                 r"$L = L_1 + \dots + L_T$", fontsize=9, ha="right", va="bottom")
+                 rf"$L = {total}$ ($T = {steps}$)", fontsize=9, ha="right", va="bottom")
     return cv.fig
 
 __all__ += ["unrolled_rnn_diagram"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -159,9 +160,23 @@ def _make_optimizer(name: str, params, lr: float):
     return OPTIMIZERS[checks.one_of(name, OPTIMIZERS, "optimizer")](params, lr=lr)
 
 
+def _carry_state(carry_state: bool, truncated: bool | None) -> bool:
+    """``carry_state``, or the value of its deprecated old name ``truncated`` when that is given."""
+    if truncated is None:
+        return bool(carry_state)
+    warnings.warn("train_lm(truncated=...) is deprecated: use carry_state=... (the same meaning: "
+                  "True carries the detached state across chunks, False starts each from zeros)",
+                  FutureWarning, stacklevel=3)
+    if not carry_state and truncated:
+        raise ValueError("expected one of carry_state= and its deprecated name truncated=, "
+                         "got carry_state=False and truncated=True")
+    return bool(truncated)
+
+
 def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, seq_len: int = 64,
-             lr: float = 2e-3, optimizer: str = "adam", clip: float | None = 1.0, truncated: bool = True,
-             val_ids=None, eval_every: int | None = None, eval_tokens: int | None = 20_000, seed: int = 0,
+             lr: float = 2e-3, optimizer: str = "adam", clip: float | None = 1.0, carry_state: bool = True,
+             truncated: bool | None = None, val_ids=None, eval_every: int | None = None,
+             eval_tokens: int | None = 20_000, seed: int = 0,
              device: torch.device | str | None = None, stop_on_divergence: bool = True,
              keep_best: bool = False, patience: int | None = None,
              desc: str = "training") -> History:
@@ -169,8 +184,9 @@ def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, s
 
     - teacher forcing: the loss is the mean cross-entropy of every next token given the true ones;
     - ``clip``: the largest global gradient norm allowed (None: no clipping);
-    - ``truncated=True`` carries the detached state from chunk to chunk; False starts every
-      chunk from a zero state (the model then never sees further back than ``seq_len``);
+    - ``carry_state=True`` carries the detached state from chunk to chunk (truncated BPTT);
+      False starts every chunk from a zero state (the model then never sees further back than
+      ``seq_len``). ``truncated=`` is its deprecated old name, with the same meaning; it warns;
     - every epoch starts at a random offset (from ``seed``) so chunk boundaries move;
     - ``val_ids``: perplexity on the first ``eval_tokens`` validation ids (all of them if None)
       after the last step, and every ``eval_every`` steps if given;
@@ -181,6 +197,7 @@ def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, s
     stops there unless ``stop_on_divergence=False``.
     """
     checks.positive_ints(steps=steps, batch_size=batch_size, seq_len=seq_len)
+    carry_state = _carry_state(carry_state, truncated)
     _check_early_stopping(val_ids, eval_every, keep_best, patience)
     train_ids = as_ids(train_ids, "train_ids")
     if train_ids.numel() < batch_size * (seq_len + 1) + seq_len:
@@ -208,7 +225,7 @@ def train_lm(model: nn.Module, train_ids, steps: int, *, batch_size: int = 32, s
             batches = chunks(streams(train_ids[offset:], batch_size).to(device), seq_len)
             batch, state = next(batches), None
         X, Y = batch
-        state = detach_state(state) if truncated else None
+        state = detach_state(state) if carry_state else None
         logits, state = model(X, state)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), Y.reshape(-1))
         opt.zero_grad(set_to_none=True)

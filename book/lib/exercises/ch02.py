@@ -65,11 +65,12 @@ def check_vanishing_gradient(after_100, float32_after_150) -> str:
 
 # -- exercise: how many parameters does sharing across time save? ---------------------------
 @checker
-def check_parameter_counts(shared, unshared, embedded=None) -> str:
+def check_parameter_counts(shared, unshared, embedded=None, break_even=None) -> str:
     """Parameters of one RNN layer (W_xh, W_hh, b_h) shared over all steps, and of the
     counterfactual with its own W_xh, W_hh and b_h at every one of the ``steps`` steps.
     ``embedded`` (optional): the embedding table and the shared layer together, when an
-    ``embedding_dim``-dimensional embedding replaces the one-hot inputs."""
+    ``embedding_dim``-dimensional embedding replaces the one-hot inputs. ``break_even``
+    (optional, after ``embedded``): the largest embedding size that saves parameters."""
     d, h, T = SHARING["input_size"], SHARING["hidden_size"], SHARING["steps"]
     right = d * h + h * h + h
     value = number(shared, "the shared parameter count", example="10 * 20 + 30")
@@ -103,8 +104,37 @@ def check_parameter_counts(shared, unshared, embedded=None) -> str:
         (d * e, "that is the embedding table alone; add the layer's W_xh, W_hh and b_h."),
     ], rel=1e-9, abs_=0.0, otherwise="Count the embedding table, then W_xh (now embedding_dim x hidden_size), "
                                      "W_hh and b_h.")
-    return (f"{verdict} With the embedding: {with_embedding}, {with_embedding - right} more than "
-            f"with one-hot inputs.")
+    verdict = (f"{verdict} With the embedding: {with_embedding}, {with_embedding - right} more than "
+               f"with one-hot inputs.")
+    if break_even is None:
+        return verdict
+    return f"{verdict} {_check_break_even(break_even, d, h, e)}"
+
+
+def _check_break_even(break_even, d: int, h: int, e: int) -> str:
+    """The largest embedding size ``k`` whose table and W_xh (d k + k h) are fewer than the
+    one-hot W_xh's d h entries."""
+    largest = (d * h - 1) // (d + h)
+    value = number(break_even, "the largest embedding size that saves parameters", example="40")
+    if value != int(value) or value < 1:
+        raise Wrong(f"{value:g} is not an embedding size: expected a positive whole number.")
+    value = int(value)
+    if value == largest:
+        return (f"{largest} is right: {d} x {largest} + {largest} x {h} = {largest * (d + h):,} "
+                f"entries, fewer than the one-hot W_xh's {d * h:,}.")
+    if value == largest + 1:
+        raise Wrong(f"at {value} the table and W_xh have {d} x {value} + {value} x {h} = "
+                    f"{value * (d + h):,} entries, more than the one-hot W_xh's {d * h:,}: "
+                    f"{d * h:,} / {d + h} is not a whole number; round it down.")
+    if value == e:
+        raise Wrong(f"{e} is the embedding size of this exercise, which costs parameters. Find the "
+                    f"largest size k with {d} k + k {h} < {d} x {h}.")
+    if value == d:
+        raise Wrong(f"an embedding as wide as the vocabulary ({d}) only adds its table. Find the "
+                    f"largest size k with {d} k + k {h} < {d} x {h}.")
+    raise Wrong(f"{value} is not it. An embedding of size k replaces the one-hot W_xh ({d} x {h} "
+                f"entries) by a table and a W_xh with {d} k + k {h}: find the largest k for which "
+                f"that is fewer.")
 
 
 # -- exercise: the Jacobian of one step --------------------------------------------------------
