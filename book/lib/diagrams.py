@@ -149,11 +149,11 @@ def gru_cell_diagram() -> Figure:
     cv.arrow([(5.77, 2.5), (6.11, 2.5)])
     cv.arrow([(6.6, xin), (6.6, gates - 0.3)])             # x_t only
     cv.ax.plot([6.6], [xin], "o", color="0.25", ms=3.5, zorder=4)
-    cv.label(6.68, 1.35, r"$W_{in}x_t+b_{in}$", fontsize=8)
+    cv.label(6.68, 0.95, r"$W_{in}x_t+b_{in}$", fontsize=8)
     cv.arrow([(7.09, 2.5), (7.53, 2.5)])
-    # the candidate's formula just above its tanh box, in the free band under the state line
-    cv.label(6.8, 4.35, r"$n_t=\tanh(W_{in}x_t+b_{in}+r_t\odot(W_{hn}h_{t-1}+b_{hn}))$",
-             fontsize=10, ha="right")
+    # the candidate's formula beside its tanh box, in two lines; W_in x_t + b_in below it
+    cv.label(7.2, 1.8, r"$n_t=\tanh(W_{in}x_t+b_{in}$", fontsize=10)
+    cv.label(7.55, 1.42, r"$+\,r_t\odot(W_{hn}h_{t-1}+b_{hn}))$", fontsize=10)
     cv.label(10.3, 0.05, "red: the additive path of the state", fontsize=8, ha="right",
              color=_HIGHWAY_COLOUR)
     return cv.fig
@@ -724,7 +724,7 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
             # two decimals and a true minus sign, on white so that no link runs through them
             ax.text(x, y - 0.27, f"{log_prob(p):.2f}".replace("-", "\u2212"), ha="center",
                     va="center", fontsize=8, color=colour, zorder=2,
-                    bbox=dict(boxstyle="square,pad=0.05", fc="white", ec="none"))
+                    bbox=dict(boxstyle="square,pad=0.2", fc="white", ec="none"))
     for level in range(1, levels):
         ax.text(-0.55, -level * pitch + 0.05, f"{level}", ha="right", va="center", fontsize=8,
                 color="0.4")
