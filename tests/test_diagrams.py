@@ -191,7 +191,7 @@ def test_attention_decoder_diagram_shows_both_orders_with_shapes():
                  r"annotations $h_1 \dots h_n$", r"$E\,y_{i-1}$", r"$p(y_i)$ ($n_{vocab}$)"):
         assert labels.count(name) == 2, (name, labels)          # once in each panel
     assert labels.count(r"$\tilde s_i$") == 1                     # Luong's attentional vector only
-    assert any("input feeding" in t and r"\tilde s_{i-1}" in t for t in labels)
+    assert any("input feeding" in t and r"\tilde s_i$ feeds" in t for t in labels)
     assert labels.count("$(n, d_h)$") == 2 and labels.count("$(n)$") == 4 and labels.count("$(d_h)$") >= 4
     assert labels.count("score") == 2 and labels.count("softmax") == 2 and labels.count("GRU") == 2
     assert labels.count("keys") == 2 and labels.count("values") == 2 and labels.count("query") == 2
