@@ -6,6 +6,7 @@ tries the usual mistakes first, so that a wrong answer gets a hint that names th
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -325,13 +326,20 @@ RELU = dict(scales=(0.5, 1.0, 2.0), input_size=16, hidden_size=64, batch=8, step
 
 def relu_decay_rates(nonlinearity: str = "relu", scales=RELU["scales"]) -> dict[float, float]:
     """The fitted per-step rate of ``||dh_T/dh_t||`` for each scale, in the decay table's set-up."""
+    return dict(_decay_rates(nonlinearity, tuple(scales)))
+
+
+@functools.lru_cache(maxsize=None)
+def _decay_rates(nonlinearity: str, scales: tuple) -> tuple:
+    # fixed seeds and no training: the same for every call, so a checker called once per attempt
+    # measures each network once
     X = torch.randn(RELU["batch"], RELU["steps"], RELU["input_size"], generator=generator(2))
-    rates = {}
+    rates = []
     for s in scales:
         rnn = RNNScratch(RELU["input_size"], RELU["hidden_size"], nonlinearity=nonlinearity, seed=0)
         orthogonal_(rnn.W_hh, s, seed=1)
-        rates[s] = fit_rate(state_jacobian_norms(rnn.unroll(X)).flip(0))
-    return rates
+        rates.append((s, fit_rate(state_jacobian_norms(rnn.unroll(X)).flip(0))))
+    return tuple(rates)
 
 
 @checker
