@@ -384,3 +384,41 @@ def test_beam_tree_diagram_shows_punctuation_scores_and_a_legend():
     with pytest.raises(ValueError, match="best"):
         beam_tree_diagram(steps, finished, (0, 9, 1), score.__getitem__, names.__getitem__, "x")
     plt.close(fig)
+
+
+# -- every diagram: no escape character shows as text --------------------------------------------
+
+def _all_texts(fig):
+    texts = []
+    for ax in fig.axes:
+        texts += [t.get_text() for t in ax.texts]
+        texts += [ax.get_title(loc=loc) for loc in ("left", "center", "right")]
+        legend = ax.get_legend()
+        if legend is not None:
+            texts += [t.get_text() for t in legend.get_texts()]
+    return texts
+
+
+from seqbook.diagrams import lstm_unrolled_diagram, seq2seq_diagram  # noqa: E402
+
+EVERY_DIAGRAM = {
+    "lstm": lstm_cell_diagram,
+    "gru": gru_cell_diagram,
+    "unrolled_rnn": lambda: unrolled_rnn_diagram(backward=True, detach_after=2),
+    "attention_decoder": attention_decoder_diagram,
+    "transformer": transformer_diagram,
+    "seq2seq": seq2seq_diagram,
+    "lstm_unrolled": lstm_unrolled_diagram,
+}
+
+
+@pytest.mark.parametrize("draw", EVERY_DIAGRAM.values(), ids=EVERY_DIAGRAM.keys())
+def test_no_label_shows_a_backslash_outside_math(draw):
+    """A backslash belongs only inside $...$ (TeX); elsewhere it is an escape that leaked into the picture."""
+    import re
+
+    fig = draw()
+    for text in _all_texts(fig):
+        plain = re.sub(r"\$[^$]*\$", "", text)
+        assert "\\" not in plain, text
+    plt.close(fig)

@@ -348,7 +348,7 @@ def _ch5_luong_step(cv: _Canvas, y0: float) -> None:
         cv.ax.plot([xa, xb], [ya, yb], color=_HIGHWAY_COLOUR, lw=1.1, ls="--")
     cv.ax.add_patch(FancyArrowPatch(feed[-2], feed[-1], arrowstyle="-|>", mutation_scale=10,
                                     color=_HIGHWAY_COLOUR, lw=1.1, ls="--", shrinkA=0, shrinkB=0))
-    cv.label(3.9, top + 1.05, r"input feeding: $\tilde s_i$ feeds the next step\'s GRU",
+    cv.label(3.9, top + 1.05, r"input feeding: $\tilde s_i$ feeds the next step's GRU",
              ha="center", va="bottom", fontsize=9, color=_HIGHWAY_COLOUR)
 
 
