@@ -140,3 +140,24 @@ def test_live_explorer_opens_on_the_start_values():
     box = interactive.live_explorer(record, n=[1, 2, 3], t=[0.5, 1.0], start={"t": 1.0})
     assert [s.value for s in box.children[0].children] == [1, 1.0] and calls == [(1, 1.0)]
     assert plt.get_fignums() == []
+
+
+def test_static_explorer_images_carry_alt_text_from_the_figure_and_values():
+    def titled(n, t):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(2, 2))
+        fig.suptitle(f"samples at n = {n}")
+        left.set_title("next-character distribution")
+        return fig
+
+    page = interactive.static_explorer(titled, n=[1, 2], t=[0.5, 1.0], start={"n": 2, "t": 1.0})
+    shown_alt = re.search(r'id="explore-\w+-img" src="[^"]+" alt="([^"]+)"', page).group(1)
+    assert shown_alt == "samples at n = 2; next-character distribution (n = 2, t = 1.0)"
+    alts = __import__("json").loads(re.search(r"alts = (\[.*?\]);", page).group(1))
+    assert len(alts) == 4 and alts[0] == "samples at n = 1; next-character distribution (n = 1, t = 0.5)"
+    assert "img.alt = alts[index]" in page          # moving a slider changes the text with the image
+    untitled = interactive.static_explorer(render_untitled, n=[1])
+    assert 'alt="render_untitled (n = 1)"' in untitled
+
+
+def render_untitled(n):
+    return plt.figure(figsize=(1, 1))

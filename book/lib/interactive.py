@@ -52,6 +52,13 @@ def _start_values(params: dict[str, list], start: dict | None) -> dict[str, obje
     return {name: start.get(name, values[0]) for name, values in params.items()}
 
 
+def _titles(fig) -> str:
+    """The figure's own words for what it shows (its suptitle and axes titles), for a screen reader."""
+    titles = [fig._suptitle.get_text()] if getattr(fig, "_suptitle", None) is not None else []
+    titles += [ax.get_title(loc=loc) for ax in fig.axes for loc in ("center", "left", "right")]
+    return "; ".join(" ".join(t.split()) for t in titles if t.strip())
+
+
 def _png(fig, dpi: int) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
@@ -69,7 +76,12 @@ def static_explorer(render: Callable, dpi: int = 100, start: dict | None = None,
     if len(combos) > MAX_STATIC_FRAMES:
         raise ValueError(f"{len(combos)} combinations would make a heavy page; expected at most "
                          f"{MAX_STATIC_FRAMES}: use fewer values per parameter")
-    images = [_png(render(**dict(zip(names, combo))), dpi) for combo in combos]
+    images, alts = [], []
+    for combo in combos:
+        fig = render(**dict(zip(names, combo)))
+        values = ", ".join(f"{n} = {v}" for n, v in zip(names, combo))
+        alts.append(f"{_titles(fig) or getattr(render, '__name__', 'figure')} ({values})")
+        images.append(_png(fig, dpi))
     uid = "explore-" + uuid.uuid4().hex[:8]
     sizes = [len(params[n]) for n in names]
     labels = [[str(v) for v in params[n]] for n in names]
@@ -83,7 +95,8 @@ def static_explorer(render: Callable, dpi: int = 100, start: dict | None = None,
     script = f"""
 <script>
 (function() {{
-  var imgs = {json.dumps(images)}, sizes = {json.dumps(sizes)}, labels = {json.dumps(labels)};
+  var imgs = {json.dumps(images)}, alts = {json.dumps(alts)};
+  var sizes = {json.dumps(sizes)}, labels = {json.dumps(labels)};
   function show() {{
     var index = 0;
     for (var k = 0; k < sizes.length; k++) {{
@@ -91,7 +104,9 @@ def static_explorer(render: Callable, dpi: int = 100, start: dict | None = None,
       document.getElementById("{uid}-v" + k).textContent = labels[k][v];
       index = index * sizes[k] + v;
     }}
-    document.getElementById("{uid}-img").src = "data:image/png;base64," + imgs[index];
+    var img = document.getElementById("{uid}-img");
+    img.src = "data:image/png;base64," + imgs[index];
+    img.alt = alts[index];
   }}
   for (var k = 0; k < sizes.length; k++) {{
     document.getElementById("{uid}-s" + k).addEventListener("input", show);
@@ -99,7 +114,8 @@ def static_explorer(render: Callable, dpi: int = 100, start: dict | None = None,
 }})();
 </script>"""
     return (f'<div class="seqbook-explorer" id="{uid}"><div>{controls}</div>'
-            f'<img id="{uid}-img" src="data:image/png;base64,{images[shown]}" style="max-width:100%"></div>'
+            f'<img id="{uid}-img" src="data:image/png;base64,{images[shown]}" '
+            f'alt="{html.escape(alts[shown])}" style="max-width:100%"></div>'
             + script)
 
 
