@@ -161,3 +161,13 @@ def test_static_explorer_images_carry_alt_text_from_the_figure_and_values():
 
 def render_untitled(n):
     return plt.figure(figsize=(1, 1))
+
+
+def test_alt_text_reads_mathtext_as_plain_words():
+    def titled(k):
+        fig = plt.figure(figsize=(1, 1))
+        fig.suptitle(r"$q_\tau$(next | ' the '), $\tilde s_i$ at $\Delta = %d$" % k)
+        return fig
+
+    page = interactive.static_explorer(titled, k=[1])
+    assert "alt=\"q_τ(next | &#x27; the &#x27;), s_i at Δ = 1 (k = 1)\"" in page

@@ -16,6 +16,8 @@ import io
 import itertools
 import json
 import os
+import re
+import unicodedata
 import uuid
 from typing import Callable
 
@@ -52,10 +54,24 @@ def _start_values(params: dict[str, list], start: dict | None) -> dict[str, obje
     return {name: start.get(name, values[0]) for name, values in params.items()}
 
 
+def _plain(tex: str) -> str:
+    """Mathtext as plain words for alt text: ``$q_\\tau$`` -> ``q_τ``, ``$\\mathrm{d}x$`` -> ``dx``."""
+    def command(match):
+        name = match.group(1)
+        try:
+            return unicodedata.lookup(f"GREEK {'CAPITAL' if name[0].isupper() else 'SMALL'} LETTER {name.upper()}")
+        except KeyError:
+            return ""                        # \mathrm, \tilde, ...: keep only their argument
+    tex = re.sub(r"\\[,;:! ]", " ", tex)     # TeX spacing
+    tex = re.sub(r"\\([A-Za-z]+)", command, tex)
+    return re.sub(r"[{}\\]", "", tex)
+
+
 def _titles(fig) -> str:
     """The figure's own words for what it shows (its suptitle and axes titles), for a screen reader."""
     titles = [fig._suptitle.get_text()] if getattr(fig, "_suptitle", None) is not None else []
     titles += [ax.get_title(loc=loc) for ax in fig.axes for loc in ("center", "left", "right")]
+    titles = [re.sub(r"\$([^$]*)\$", lambda m: _plain(m.group(1)), t) for t in titles]
     return "; ".join(" ".join(t.split()) for t in titles if t.strip())
 
 
