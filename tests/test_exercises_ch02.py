@@ -51,6 +51,8 @@ def test_parameter_counts():
     d, h, T = SHARING["input_size"], SHARING["hidden_size"], SHARING["steps"]
     n = d * h + h * h + h
     assert check_parameter_counts(n, T * n)
+    # the ratio is T's, the shared count is the one that does not depend on the length
+    assert f"{T} times fewer at {T} steps" in check_parameter_counts(n, T * n).message
     _fails_with(check_parameter_counts(n - h, T * n), "bias")
     _fails_with(check_parameter_counts(n + h, T * n), "two biases")
     _fails_with(check_parameter_counts(n, T * h * h + d * h + h), "only W_hh")

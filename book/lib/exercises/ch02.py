@@ -89,7 +89,8 @@ def check_parameter_counts(shared, unshared, embedded=None, break_even=None) -> 
                                 "W_xh, W_hh and b_h."),
         (right ** T, "copies add up, they do not multiply: T steps with their own weights have T times as many."),
     ], rel=1e-9, abs_=0.0, otherwise=f"Each of the {T} steps has its own copy of all {right} parameters.")
-    verdict = f"{right} shared against {T * right} unshared: {T} times fewer, whatever the length of the text."
+    verdict = (f"{right} shared against {T * right} unshared: {T} times fewer at {T} steps; "
+               f"the shared count is the same for any length.")
     if embedded is None:
         return verdict
     e = SHARING["embedding_dim"]
