@@ -717,10 +717,10 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
                     color=link_colours[kind], lw=2.0 if kind == "best" else 0.9,
                     ls="--" if kind == "dropped" else "-", zorder=0.5 if kind == "dropped" else 1)
         # a white frame wide enough that a link passing near a word stops short of its letters
-        frame = dict(boxstyle="round,pad=0.3", fc="white",
+        frame = dict(boxstyle="round,pad=0.22", fc="white",
                      ec=colour if p in finished else "none", lw=1.0)
         ax.text(x, y + 0.05, _ch4_shown(token(p[-1])), ha="center", va="center",
-                fontsize=9, color=colour, zorder=2, bbox=frame,
+                fontsize=9, color=colour, zorder=3, bbox=frame,   # above its score's frame
                 fontweight="bold" if kind == "best" else "normal")
         if len(p) > 1:
             # two decimals and a true minus sign, on white so that no link runs through them
