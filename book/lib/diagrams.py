@@ -716,8 +716,9 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
             ax.plot([parent_rank, x], [-parent_level * pitch - 0.42, y + 0.22],
                     color=link_colours[kind], lw=2.0 if kind == "best" else 0.9,
                     ls="--" if kind == "dropped" else "-", zorder=0.5 if kind == "dropped" else 1)
-        # a white frame wide enough that a link passing near a word stops short of its letters
-        frame = dict(boxstyle="round,pad=0.22", fc="white",
+        # a tight white frame: it hides any link under the word's letters, and with only
+        # about 10 pt between a word's centre and its score's, a wider one would clip the score
+        frame = dict(boxstyle="round,pad=0.04", fc="white",
                      ec=colour if p in finished else "none", lw=1.0)
         ax.text(x, y + 0.05, _ch4_shown(token(p[-1])), ha="center", va="center",
                 fontsize=9, color=colour, zorder=3, bbox=frame,   # above its score's frame
