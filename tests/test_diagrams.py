@@ -265,6 +265,13 @@ def test_seq2seq_diagram_shows_teacher_forcing_and_inference():
     straight = [p for p in training.patches if isinstance(p, FancyArrowPatch)]
     # one loop per decoder step but the last, in two pieces: it passes behind the state arrow
     assert len(fed_back) == len(straight) + 2 * 4
+    # the feedback loops are drawn dark enough to follow (grey 0.3 or darker, at least 1.2 wide)
+    from matplotlib.colors import to_rgb
+    plain_colours = {to_rgb(q.get_edgecolor()) for q in straight}
+    loops = [p for p in fed_back if to_rgb(p.get_edgecolor()) not in plain_colours]
+    assert len(loops) == 2 * 4
+    assert all(max(to_rgb(p.get_edgecolor())) <= 0.3 + 1e-9 and p.get_linewidth() >= 1.2
+               for p in loops)
     plt.close(fig)
 
 
@@ -371,6 +378,11 @@ def test_beam_tree_diagram_shows_punctuation_scores_and_a_legend():
     assert "'.'" in shown and "','" in shown and "." not in shown    # punctuation stays visible
     assert shown.count("<eos>") == len(finished)
     assert all(t.get_fontsize() >= 8 for t in texts)
+    # every label sits on a white frame above every link, so that no link crosses its letters
+    links = [line.get_zorder() for line in ax.get_lines() if len(line.get_xdata()) == 2]
+    assert links and all(t.get_bbox_patch() is not None and t.get_zorder() > max(links)
+                         and t.get_bbox_patch().get_facecolor()[:3] == (1.0, 1.0, 1.0)
+                         for t in texts if t.get_text() in names.values() or "'" in t.get_text())
     assert fig.get_size_inches()[0] <= 7.0 + 1e-9                   # shown at its own size
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert len(legend) == 5 and "the best translation" in legend

@@ -486,6 +486,7 @@ class _Ch4Panel(_Canvas):
 _CH4_ENCODER_COLOUR = _CANDIDATE_COLOUR
 _CH4_DECODER_COLOUR = _GATE_COLOUR
 _CH4_MISTAKE_COLOUR = "C1"
+_CH4_FEEDBACK_COLOUR = "0.3"        # an output looping back as the next input: dark enough to follow
 
 
 def _ch4_encoder_decoder(panel: _Ch4Panel, source: list[str], inputs: list[str],
@@ -519,10 +520,10 @@ def _ch4_encoder_decoder(panel: _Ch4Panel, source: list[str], inputs: list[str],
         if fed_back and j + 1 < len(inputs):      # this output is the next step's input
             # the line passes behind the state arrow, with a gap where they cross
             mid, bridge = x + gap / 2, 0.16
-            panel.arrow([(x + 0.45, 3.6), (mid, 3.6), (mid, y + bridge)], colour="0.55",
-                        lw=0.9, head=False)
+            panel.arrow([(x + 0.45, 3.6), (mid, 3.6), (mid, y + bridge)],
+                        colour=_CH4_FEEDBACK_COLOUR, lw=1.2, head=False)
             panel.arrow([(mid, y - bridge), (mid, 0.55), (dec_x[j + 1] - 0.42, 0.55)],
-                        colour="0.55", lw=0.9)
+                        colour=_CH4_FEEDBACK_COLOUR, lw=1.2)
         if not fed_back:
             panel.label(x, 4.1, r"$-\log p$", ha="center", va="center", fontsize=8.5, color="0.35")
 
@@ -715,10 +716,12 @@ def beam_tree_diagram(steps: list[list[Prefix]], finished: list[Prefix], best: P
             ax.plot([parent_rank, x], [-parent_level * pitch - 0.42, y + 0.22],
                     color=link_colours[kind], lw=2.0 if kind == "best" else 0.9,
                     ls="--" if kind == "dropped" else "-", zorder=0.5 if kind == "dropped" else 1)
-        frame = dict(boxstyle="round,pad=0.15", fc="white",
+        # a tight white frame: it hides any link under the word's letters, and with only
+        # about 10 pt between a word's centre and its score's, a wider one would clip the score
+        frame = dict(boxstyle="round,pad=0.04", fc="white",
                      ec=colour if p in finished else "none", lw=1.0)
         ax.text(x, y + 0.05, _ch4_shown(token(p[-1])), ha="center", va="center",
-                fontsize=9, color=colour, zorder=2, bbox=frame,
+                fontsize=9, color=colour, zorder=3, bbox=frame,   # above its score's frame
                 fontweight="bold" if kind == "best" else "normal")
         if len(p) > 1:
             # two decimals and a true minus sign, on white so that no link runs through them
