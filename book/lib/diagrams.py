@@ -140,7 +140,7 @@ def gru_cell_diagram() -> Figure:
     cv.arrow([(8.07, 2.5), (8.6, 2.5), (8.6, top - 0.27)])
     # the candidate: r_t scales the recurrent part of its pre-activation, W_hn h + b_hn,
     # in a ⊙ node of its own before the tanh (not h_{t-1} itself: PyTorch's form)
-    _ch3_linear_box(cv, 5.5, 1.65, r"$W_{hn}h_{t-1}+b_{hn}$")
+    _ch3_linear_box(cv, 5.5, 1.65, r"$W_{hn}h_{t-1}+b_{hn}$", width=1.8)
     cv.arrow([(5.5, bus), (5.5, 1.4)])
     cv.node(5.5, 2.5, "⊙")
     cv.arrow([(5.5, 1.9), (5.5, 2.23)])
@@ -149,7 +149,7 @@ def gru_cell_diagram() -> Figure:
     cv.arrow([(5.77, 2.5), (6.11, 2.5)])
     cv.arrow([(6.6, xin), (6.6, gates - 0.3)])             # x_t only
     cv.ax.plot([6.6], [xin], "o", color="0.25", ms=3.5, zorder=4)
-    cv.label(6.68, 0.95, r"$W_{in}x_t+b_{in}$", fontsize=8)
+    cv.label(6.68, 0.95, r"$W_{in}x_t+b_{in}$", fontsize=10)
     cv.arrow([(7.09, 2.5), (7.53, 2.5)])
     # the candidate's formula beside its tanh box, in two lines; W_in x_t + b_in below it
     cv.label(7.2, 1.8, r"$n_t=\tanh(W_{in}x_t+b_{in}$", fontsize=10)
@@ -161,10 +161,10 @@ def gru_cell_diagram() -> Figure:
 
 
 def _ch3_linear_box(cv: _Canvas, x, y, text, width=1.5, height=0.5) -> None:
-    """A white box for an affine map (no nonlinearity), its formula inside in small type."""
+    """A white box for an affine map (no nonlinearity), its formula inside at the labels' size."""
     cv.ax.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height,
                                    boxstyle="round,pad=0.04", fc="white", ec="0.2", lw=1))
-    cv.ax.text(x, y, text, ha="center", va="center", fontsize=8)
+    cv.ax.text(x, y, text, ha="center", va="center", fontsize=10)
 
 def diagram_labels(fig: Figure) -> list[str]:
     """Every piece of text drawn on the diagram's axes (the title excluded)."""
