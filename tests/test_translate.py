@@ -43,6 +43,15 @@ def edit_markdown_cell(path, cell_id, change):
     nbformat.write(nb, path)
 
 
+def test_no_translation_uses_the_word_for_a_solution():
+    """The Chinese student edition is checked for 解答, the label sphinx-exercise gives a solution:
+    a page that shows it has leaked one. So prose must say 参考实现 or 答案 instead, or that check
+    (in the slow website build) fails for a word, not a leak."""
+    for po in sorted(tr.locale_dir().glob("*.po")):
+        for number, line in enumerate(po.read_text().splitlines(), 1):
+            assert "解答" not in line, f"{po.name}:{number}: {line[:80]}"
+
+
 # --- the drift test -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("page", [pytest.param(p, id=p.name, marks=[pytest.mark.xfail(
