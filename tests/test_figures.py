@@ -151,9 +151,9 @@ def test_static_explorer_images_carry_alt_text_from_the_figure_and_values():
 
     page = interactive.static_explorer(titled, n=[1, 2], t=[0.5, 1.0], start={"n": 2, "t": 1.0})
     shown_alt = re.search(r'id="explore-\w+-img" src="[^"]+" alt="([^"]+)"', page).group(1)
-    assert shown_alt == "samples at n = 2; next-character distribution (n = 2, t = 1.0)"
+    assert shown_alt == "samples at n = 2; next-character distribution (t = 1.0)"   # n is in the title
     alts = __import__("json").loads(re.search(r"alts = (\[.*?\]);", page).group(1))
-    assert len(alts) == 4 and alts[0] == "samples at n = 1; next-character distribution (n = 1, t = 0.5)"
+    assert len(alts) == 4 and alts[0] == "samples at n = 1; next-character distribution (t = 0.5)"
     assert "img.alt = alts[index]" in page          # moving a slider changes the text with the image
     untitled = interactive.static_explorer(render_untitled, n=[1])
     assert 'alt="render_untitled (n = 1)"' in untitled
@@ -171,3 +171,14 @@ def test_alt_text_reads_mathtext_as_plain_words():
 
     page = interactive.static_explorer(titled, k=[1])
     assert "alt=\"q_τ(next | &#x27; the &#x27;), s_i at Δ = 1 (k = 1)\"" in page
+
+
+def test_alt_text_does_not_repeat_a_value_the_title_already_gives():
+    def titled(k, t):
+        fig = plt.figure(figsize=(1, 1))
+        fig.suptitle(f"the same for every pos (k = {k})")
+        return fig
+
+    page = interactive.static_explorer(titled, k=[3], t=[1])
+    assert 'alt="the same for every pos (k = 3) (t = 1)"' in page
+    assert 'alt="the same for every pos (k = 3)"' in interactive.static_explorer(lambda k: titled(k, 0), k=[3])

@@ -95,8 +95,9 @@ def static_explorer(render: Callable, dpi: int = 100, start: dict | None = None,
     images, alts = [], []
     for combo in combos:
         fig = render(**dict(zip(names, combo)))
-        values = ", ".join(f"{n} = {v}" for n, v in zip(names, combo))
-        alts.append(f"{_titles(fig) or getattr(render, '__name__', 'figure')} ({values})")
+        titles = _titles(fig) or getattr(render, "__name__", "figure")
+        values = ", ".join(f"{n} = {v}" for n, v in zip(names, combo) if f"{n} = {v}" not in titles)
+        alts.append(f"{titles} ({values})" if values else titles)
         images.append(_png(fig, dpi))
     uid = "explore-" + uuid.uuid4().hex[:8]
     sizes = [len(params[n]) for n in names]
