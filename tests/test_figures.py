@@ -119,8 +119,13 @@ def test_static_explorer_opens_on_the_start_values():
 
 
 def json_images(html):
+    return js_list(html, "imgs")
+
+
+def js_list(html, name):
+    """The JavaScript list ``name`` that the static explorer writes into its page."""
     import json
-    return json.loads(re.search(r"var imgs = (\[.*?\])", html).group(1))
+    return json.loads(re.search(rf"\b{name} = (\[.*?\])[,;]", html).group(1))
 
 
 def test_explorer_start_values_must_be_among_the_values():
@@ -152,7 +157,7 @@ def test_static_explorer_images_carry_alt_text_from_the_figure_and_values():
     page = interactive.static_explorer(titled, n=[1, 2], t=[0.5, 1.0], start={"n": 2, "t": 1.0})
     shown_alt = re.search(r'id="explore-\w+-img" src="[^"]+" alt="([^"]+)"', page).group(1)
     assert shown_alt == "samples at n = 2; next-character distribution (t = 1.0)"   # n is in the title
-    alts = __import__("json").loads(re.search(r"alts = (\[.*?\]);", page).group(1))
+    alts = js_list(page, "alts")
     assert len(alts) == 4 and alts[0] == "samples at n = 1; next-character distribution (t = 0.5)"
     assert "img.alt = alts[index]" in page          # moving a slider changes the text with the image
     untitled = interactive.static_explorer(render_untitled, n=[1])
