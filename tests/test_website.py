@@ -75,6 +75,21 @@ def test_every_chapter_page_is_built_with_its_parts(built):
     assert "Shannon" in bib
 
 
+def figure_alts(page: Path) -> list[str]:
+    """The alt text of each figure a code cell drew on a built page (its file is under _images)."""
+    tags = re.findall(r'<img\b[^>]*src="\.\./_images/[^"]*"[^>]*>', page.read_text())
+    return [html_lib.unescape(m.group(1)) if (m := re.search(r'\balt="([^"]*)"', tag)) else "" for tag in tags]
+
+
+def test_every_figure_has_a_text_alternative(built):
+    """A description of what the figure shows, not its file name (seqbook.authoring.figure_alt)."""
+    for nb in chapters():
+        alts = figure_alts(built / "html" / "book" / f"{nb.stem}.html")
+        assert len(alts) >= 3, f"{nb.stem}: found {len(alts)} figures"
+        for alt in alts:
+            assert len(alt.split()) >= 12 and not re.search(r"\.(png|jpe?g|svg)\b|_images", alt), f"{nb.stem}: alt {alt!r}"
+
+
 def test_a_reader_sees_typeset_math_and_figures(built):
     page = built / "html" / "book" / "ch01_ngrams.html"
     dom = shots.rendered_dom(page)
@@ -291,6 +306,16 @@ def test_the_english_paragraph_check_would_see_an_untranslated_page(built, built
         return sum(1 for b in ProseBlocks.of(page) if not re.search(r"[\u3400-\u9fff]", b) and len(b.split()) > 8)
     assert english(built / "html" / "book" / "ch02_rnn.html") > 20
     assert english(built_zh / "html" / "book" / "ch02_rnn.html") == 0
+
+
+def test_chinese_figures_have_chinese_text_alternatives(built, built_zh):
+    for nb in chapters():
+        english = figure_alts(built / "html" / "book" / f"{nb.stem}.html")
+        chinese = figure_alts(built_zh / "html" / "book" / f"{nb.stem}.html")
+        assert len(chinese) == len(english), nb.stem
+        if nb.stem in ZH_CLAIMED:
+            for alt in chinese:
+                assert len(re.findall(r"[\u3400-\u9fff]", alt)) >= 10, f"{nb.stem}: alt {alt!r} is not Chinese"
 
 
 def test_mathjax_typesets_the_chinese_pages(built_zh):

@@ -37,7 +37,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from . import ROOT
+from . import ROOT, figure_alt
 from . import translate as tr
 from .student_edition import clear_outputs, has_outputs, publish_branch
 
@@ -173,7 +173,21 @@ def config_zh(root: Path, site: dict[str, str], cache: Path) -> dict:
     sphinx["togglebutton_hint"] = "点击显示"
     sphinx["togglebutton_hint_hide"] = "点击隐藏"
     sphinx["html_css_files"] = list(sphinx.get("html_css_files", [])) + ["seqbook-zh.css"]
+    sphinx["seqbook_alt_text"] = alt_translations(root)
     return config
+
+
+def alt_translations(root: Path = ROOT, lang: str = LANG) -> dict[str, str]:
+    """Each figure description's current translation, by its English (for :mod:`figure_alt`)."""
+    found = {}
+    for page in tr.pages(root):
+        if page.kind != "ipynb":
+            continue
+        entries = tr.load(page.name, root, lang)
+        for unit in tr.units(page, root):
+            if unit.key.endswith(figure_alt.KEY_SUFFIX) and (text := _current(entries, unit)) is not None:
+                found[unit.source] = text
+    return found
 
 
 def toc_zh(root: Path, site: dict[str, str], glossary_after: str) -> dict:

@@ -44,7 +44,7 @@ import nbformat
 import polib
 import yaml
 
-from . import ROOT
+from . import ROOT, figure_alt
 
 LANG = "zh_CN"
 SITE = "_site"
@@ -267,6 +267,8 @@ def units(page: Page, root: Path = ROOT) -> list[Unit]:
                 if not cell.get("id"):
                     raise ValueError(f"{page.path.name}: a markdown cell has no id (nbformat 4.5 ids are needed)")
                 found.append(Unit(cell.id, cell.source))
+            elif cell.cell_type == "code" and (alt := figure_alt.cell_alt(cell)):
+                found.append(Unit(cell.id + figure_alt.KEY_SUFFIX, alt))   # a figure's description
         return found
     return [Unit(key, block.text) for block, key in md_units(page.path.read_text()) if key]
 
