@@ -60,3 +60,14 @@ def test_a_description_in_a_cells_metadata_is_a_unit_to_translate(tmp_path):
     assert (stored, refused) == (1, [])
     assert book_zh.alt_translations(root)[english] == chinese
     assert book_zh.config_zh(root, {}, tmp_path / "cache")["sphinx"]["config"]["seqbook_alt_text"][english] == chinese
+
+
+def test_the_website_build_loads_the_extension_and_every_chapter_describes_its_figures():
+    import yaml
+
+    from seqbook.authoring import ROOT, chapters
+    for path in chapters():
+        nb = nbformat.read(path, as_version=4)
+        assert sum(1 for c in nb.cells if c.cell_type == "code" and figure_alt.cell_alt(c)) >= 4, path.name
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert "seqbook.authoring.figure_alt" in config["sphinx"]["extra_extensions"]
