@@ -178,6 +178,16 @@ def test_alt_text_reads_mathtext_as_plain_words():
     assert "alt=\"q_τ(next | &#x27; the &#x27;), s_i at Δ = 1 (k = 1)\"" in page
 
 
+def test_alt_text_keeps_the_operators_of_mathtext():
+    def titled(s):
+        fig = plt.figure(figsize=(1, 1))
+        fig.suptitle(r"$W_{hh} = %s \times Q$, $\|g\| \leq 1$" % s)
+        return fig
+
+    page = interactive.static_explorer(titled, s=[0.5])
+    assert "W_hh = 0.5 × Q, ‖g‖ ≤ 1 (s = 0.5)" in page
+
+
 def test_alt_text_does_not_repeat_a_value_the_title_already_gives():
     def titled(k, t):
         fig = plt.figure(figsize=(1, 1))

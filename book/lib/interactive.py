@@ -54,17 +54,26 @@ def _start_values(params: dict[str, list], start: dict | None) -> dict[str, obje
     return {name: start.get(name, values[0]) for name, values in params.items()}
 
 
+# operators and relations that a screen reader should hear (Greek letters are looked up by name)
+_SYMBOLS = {"times": " × ", "cdot": " · ", "approx": " ≈ ", "leq": " ≤ ", "le": " ≤ ", "geq": " ≥ ",
+            "ge": " ≥ ", "neq": " ≠ ", "pm": " ± ", "to": " → ", "rightarrow": " → ", "infty": "∞",
+            "ell": "ℓ", "sqrt": "√", "sum": "Σ", "prod": "Π", "partial": "∂", "nabla": "∇"}
+
+
 def _plain(tex: str) -> str:
     """Mathtext as plain words for alt text: ``$q_\\tau$`` -> ``q_τ``, ``$\\mathrm{d}x$`` -> ``dx``."""
     def command(match):
         name = match.group(1)
+        if name in _SYMBOLS:
+            return _SYMBOLS[name]
         try:
             return unicodedata.lookup(f"GREEK {'CAPITAL' if name[0].isupper() else 'SMALL'} LETTER {name.upper()}")
         except KeyError:
             return ""                        # \mathrm, \tilde, ...: keep only their argument
     tex = re.sub(r"\\[,;:! ]", " ", tex)     # TeX spacing
+    tex = tex.replace("\\|", "‖")          # a norm
     tex = re.sub(r"\\([A-Za-z]+)", command, tex)
-    return re.sub(r"[{}\\]", "", tex)
+    return " ".join(re.sub(r"[{}\\]", "", tex).split())
 
 
 def _titles(fig) -> str:
