@@ -32,6 +32,10 @@ def test_lstm_diagram_shows_gates_candidate_and_cell_path():
     assert labels.count("⊙") == 3 and labels.count("+") == 1
     assert len(nodes) == 5                                    # ⊙ ⊙ ⊙ + tanh
     assert "LSTM" in ax.get_title()
+    # x_t meets the h_{t-1} bus in a junction dot, not a bare T
+    dots = [(line.get_xdata()[0], line.get_ydata()[0]) for line in ax.get_lines()
+            if line.get_marker() == "o"]
+    assert dots == [(1.5, 0.9)], dots
     plt.close(fig)
 
 

@@ -81,6 +81,7 @@ def lstm_cell_diagram() -> Figure:
     cv.arrow([(0.1, bus), (7.6, bus)], head=False)
     cv.label(1.3, 0.0, r"$x_t$", ha="center", va="bottom")
     cv.arrow([(1.5, 0.3), (1.5, bus)], head=False)
+    cv.ax.plot(1.5, bus, "o", color="0.25", ms=3.5, zorder=4)     # x_t joins the bus here
     for x, fn, name, colour in ((3.0, "σ", r"$f_t$", _GATE_COLOUR),
                                 (4.3, "σ", r"$i_t$", _GATE_COLOUR),
                                 (5.7, "tanh", r"$\tilde c_t$", _CANDIDATE_COLOUR),
