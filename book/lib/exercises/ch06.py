@@ -308,7 +308,8 @@ def check_pre_norm_layer(pre_norm_forward) -> str:
         out = _as_tensor(pre_norm_forward(layer, x.clone()), (2, 7, 16), "the output")
         if _same(out, right, 1e-4):
             return ("right: the residual path x -> x + ... -> output never passes through a "
-                    "LayerNorm, which is what lets deep pre-norm stacks train without warm-up.")
+                    "LayerNorm inside the layers (a pre-norm stack adds one at the very end), "
+                    "which is what lets deep pre-norm stacks train without warm-up.")
         if _same(out, post, 1e-4):
             raise Wrong("that is the post-norm layer, LN(x + Sublayer(x)). Pre-norm normalises "
                         "the sublayer's INPUT and adds its output to x unnormalised.")
