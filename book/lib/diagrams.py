@@ -57,6 +57,10 @@ class _Canvas:
                                           mutation_scale=11, color=colour, lw=lw,
                                           shrinkA=0, shrinkB=0))
 
+    def junction(self, xs, ys):
+        """Dots where lines join (a line meeting a bus, not a bare T)."""
+        self.ax.plot(xs, ys, "o", color="0.25", ms=3.5, zorder=4)
+
     def label(self, x, y, text, **kwargs):
         self.ax.text(x, y, text, fontsize=kwargs.pop("fontsize", 12), **kwargs)
 
@@ -81,7 +85,7 @@ def lstm_cell_diagram() -> Figure:
     cv.arrow([(0.1, bus), (7.6, bus)], head=False)
     cv.label(1.3, 0.0, r"$x_t$", ha="center", va="bottom")
     cv.arrow([(1.5, 0.3), (1.5, bus)], head=False)
-    cv.ax.plot(1.5, bus, "o", color="0.25", ms=3.5, zorder=4)     # x_t joins the bus here
+    cv.junction([1.5], [bus])     # x_t joins the bus here
     for x, fn, name, colour in ((3.0, "σ", r"$f_t$", _GATE_COLOUR),
                                 (4.3, "σ", r"$i_t$", _GATE_COLOUR),
                                 (5.7, "tanh", r"$\tilde c_t$", _CANDIDATE_COLOUR),
@@ -130,7 +134,7 @@ def gru_cell_diagram() -> Figure:
     for x, fn, name, colour in ((2.6, "σ", r"$z_t$", _GATE_COLOUR),
                                 (4.4, "σ", r"$r_t$", _GATE_COLOUR)):
         cv.arrow([(x, xin), (x, gates - 0.3)])            # x_t, joined by h_{t-1} at the bus
-        cv.ax.plot([x, x], [xin, bus], "o", color="0.25", ms=3.5, zorder=4)
+        cv.junction([x, x], [xin, bus])
         cv.box(x, gates, fn, colour, name)
     # z_t keeps the old state; 1 - z_t lets the candidate in
     cv.arrow([(2.6, gates + 0.3), (2.6, 3.9), (7.0, 3.9), (7.0, top - 0.27)])
@@ -149,7 +153,7 @@ def gru_cell_diagram() -> Figure:
     cv.box(6.6, gates, "tanh", _CANDIDATE_COLOUR, r"$n_t$")
     cv.arrow([(5.77, 2.5), (6.11, 2.5)])
     cv.arrow([(6.6, xin), (6.6, gates - 0.3)])             # x_t only
-    cv.ax.plot([6.6], [xin], "o", color="0.25", ms=3.5, zorder=4)
+    cv.junction([6.6], [xin])
     cv.label(6.68, 0.95, r"$W_{in}x_t+b_{in}$", fontsize=10)
     cv.arrow([(7.09, 2.5), (7.53, 2.5)])
     # the candidate's formula beside its tanh box, in two lines; W_in x_t + b_in below it
